@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages offloadfs needs to build and test, when they
+# are missing. As root it runs apt-get; otherwise it says what to install.
+set -eu
+PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev fuse3 pkg-config python3"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "offloadfs: missing packages:$missing" >&2
+    echo "offloadfs: install them with: sudo apt-get install$missing" >&2
+    exit 1
+fi
+echo "offloadfs: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q $missing >/dev/null 2>&1 || {
+    apt-get update -q >/dev/null && apt-get install -y -q $missing >/dev/null
+}

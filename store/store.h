@@ -1,0 +1,257 @@
+/* store.h -- the offloadfs result store: tool results in one LMDB environment.
+ *
+ * A store is a directory holding one LMDB environment (data.mdb, lock.mdb).
+ * It maps (namespace, key) to an immutable byte string plus metadata, keeps
+ * the sum of live sizes at or below max_total_bytes by evicting the oldest
+ * entries inside the writing transaction, and remembers evicted and removed
+ * names (tombstones) so readers can tell "evicted" from "never existed".
+ *
+ * This module knows nothing of FUSE or JSON. Both the daemon (fs/) and the
+ * agent side (agentlink/) link it.
+ *
+ * Caveats
+ * =======
+ * - Threads: a store handle may be shared by threads. Every call runs its
+ *   own short transaction (MDB_NOTLS); no read transaction is ever held
+ *   between calls, so long-lived handles never pin old pages.
+ * - Processes: any number of processes may open the same store at once;
+ *   writers serialise on LMDB's lock. One process opening the same directory
+ *   twice shares one LMDB environment underneath (LMDB forbids two), so the
+ *   flags of the first open (STORE_NOSYNC, STORE_RDONLY) win for both.
+ * - fork(): never use a handle in a child created after store_open(); open
+ *   the store after daemonizing.
+ * - Durability: by default every write is durable (fsync) when it returns.
+ *   STORE_NOSYNC trades that for speed: a system crash may lose the last
+ *   writes, never corrupt the store or the bound.
+ * - Map size: chosen once at creation (a sparse file, 4 x max_total_bytes +
+ *   1 GiB); the data file itself stays near the live bytes.
+ *
+ * Errors
+ * ======
+ * Functions return 0, a positive errno value (ENOMEM, EIO, ENOSPC, EACCES,
+ * ENOENT, ...) or one of the STORE_E* codes below (negative, in their own
+ * range). store_strerror() describes any of them. Free functions accept NULL.
+ */
+#ifndef OFFLOADFS_STORE_H
+#define OFFLOADFS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Error codes (negative; errno values are positive) ---------------- */
+#define STORE_ERR_BASE (-31000)
+#define STORE_ENOTFOUND (STORE_ERR_BASE - 1)  /* name never written (or its tombstone expired) */
+#define STORE_EEVICTED  (STORE_ERR_BASE - 2)  /* name evicted or removed: see store_tomb */
+#define STORE_EGONE     (STORE_ERR_BASE - 3)  /* that version was replaced, evicted or removed */
+#define STORE_ETOOBIG   (STORE_ERR_BASE - 4)  /* value longer than max_result_bytes */
+#define STORE_EFULL     (STORE_ERR_BASE - 5)  /* LMDB map full: nothing was written */
+#define STORE_ECORRUPT  (STORE_ERR_BASE - 6)  /* data.mdb / lock.mdb damaged or not LMDB */
+#define STORE_EVERSION  (STORE_ERR_BASE - 7)  /* store made by another format version */
+#define STORE_ENOSTORE  (STORE_ERR_BASE - 8)  /* directory exists but holds no store */
+#define STORE_EREADERS  (STORE_ERR_BASE - 9)  /* too many concurrent readers */
+#define STORE_ELIMITS   (STORE_ERR_BASE - 10) /* bad limits, e.g. max_result > max_total */
+#define STORE_ELOGGONE  (STORE_ERR_BASE - 11) /* change log no longer reaches that generation */
+#define STORE_ERDONLY   (STORE_ERR_BASE - 12) /* write on a store opened STORE_RDONLY */
+#define STORE_ELMDB     (STORE_ERR_BASE - 13) /* any other LMDB failure */
+/* Name rule violations: each names the rule that was broken. */
+#define STORE_ENAME_EMPTY (STORE_ERR_BASE - 20) /* empty */
+#define STORE_ENAME_LONG  (STORE_ERR_BASE - 21) /* longer than 255 bytes */
+#define STORE_ENAME_UTF8  (STORE_ERR_BASE - 22) /* not valid UTF-8 */
+#define STORE_ENAME_SLASH (STORE_ERR_BASE - 23) /* contains '/' */
+#define STORE_ENAME_CTRL  (STORE_ERR_BASE - 24) /* NUL or control byte 0x00-0x1F, 0x7F */
+#define STORE_ENAME_DOT   (STORE_ERR_BASE - 25) /* starts with '.' */
+
+/* Returns a static, human-readable description of any code above or errno.
+ * Never NULL. */
+const char *store_strerror(int err);
+
+/* ---- Constants -------------------------------------------------------- */
+#define STORE_NAME_MAX 255u                      /* bytes in a key or namespace */
+#define STORE_TOOL_MAX 255u                      /* bytes in a tool name */
+#define STORE_DEFAULT_MAX_TOTAL (1ull << 30)     /* 1 GiB */
+#define STORE_DEFAULT_MAX_RESULT (64ull << 20)   /* 64 MiB */
+#define STORE_DEFAULT_MAX_TOMBS 100000u          /* tombstones kept */
+#define STORE_DEFAULT_NAMESPACE "default"
+
+/* ---- Names ------------------------------------------------------------ */
+/* Checks KEY (LEN bytes, may contain NUL) against the key rules of the
+ * contract; namespaces follow the same rules.
+ * Returns 0, or the STORE_ENAME_* code of the first rule broken. */
+int store_name_check(const char *name, size_t len);
+
+/* ---- Opening ---------------------------------------------------------- */
+typedef struct store store;
+
+#define STORE_CREATE 0x1u /* create directory and environment when missing */
+#define STORE_RDONLY 0x2u /* refuse every write (the daemon) */
+#define STORE_NOSYNC 0x4u /* no fsync per commit (see Caveats) */
+
+/* Opens the store in directory DIR.
+ * With STORE_CREATE a missing directory is made (mode 0700, missing parents
+ * too) and a new store gets the default limits; files are made 0600.
+ * Stale reader slots left by killed processes are cleared.
+ * On success *OUT is a handle you own: release it with store_close().
+ * Errors: ENOENT (no such directory), STORE_ENOSTORE (directory without a
+ * store and no STORE_CREATE), EACCES, ENOTDIR, STORE_ECORRUPT,
+ * STORE_EVERSION, ENOMEM, ENOSPC, EIO. */
+int store_open(store **out, const char *dir, unsigned flags);
+
+/* Releases a handle (NULL is fine). Never fails. */
+void store_close(store *st);
+
+/* The directory the handle was opened on; valid until store_close(). */
+const char *store_path(const store *st);
+
+/* ---- Limits ----------------------------------------------------------- */
+typedef struct store_limits {
+    uint64_t max_total_bytes;  /* bound on the sum of live sizes */
+    uint64_t max_result_bytes; /* largest single value; <= max_total_bytes */
+    uint64_t max_tombstones;   /* newest tombstones kept (default 100,000) */
+} store_limits;
+
+/* Fills *OUT with the store's limits. Errors: LMDB failures. */
+int store_limits_get(store *st, store_limits *out);
+
+/* Changes the limits; a field of 0 keeps its current value. Lowering
+ * max_total_bytes below max_result_bytes lowers max_result_bytes with it
+ * (unless max_result_bytes is given too). Lowering the bound evicts the
+ * oldest entries in the same transaction; *NEVICTED (may be NULL) gets
+ * how many. Errors: STORE_ELIMITS (max_result_bytes given larger than the
+ * resulting max_total_bytes, or a limit too large for the map), STORE_EFULL,
+ * STORE_ERDONLY, EIO. Nothing changes on error. */
+int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted);
+
+/* ---- Entries ---------------------------------------------------------- */
+typedef struct store_entry {
+    uint64_t version;       /* immutable id of this write, >= 2, never reused */
+    uint64_t size;          /* stored bytes */
+    uint64_t created_ns;    /* write time, ns since the Unix epoch (UTC) */
+    uint64_t original_size; /* bytes before the writer cut them */
+    int truncated;          /* 1 when the writer cut the value */
+    int has_tool;           /* 0: no tool recorded (tool is "") */
+    char tool[STORE_TOOL_MAX + 1];
+} store_entry;
+
+/* What a writer says about a value. tool may be NULL. created_ns 0 means
+ * "now"; original_size 0 means "same as the value's length". */
+typedef struct store_meta {
+    const char *tool;
+    uint64_t created_ns;
+    uint64_t original_size;
+    int truncated;
+} store_meta;
+
+#define STORE_REASON_EVICTED 1 /* evicted to keep the bound */
+#define STORE_REASON_REMOVED 2 /* removed by a caller */
+
+typedef struct store_tomb {
+    uint64_t version;  /* the version that was dropped */
+    uint64_t when_ns;  /* when, ns since the Unix epoch (UTC) */
+    int reason;        /* STORE_REASON_* */
+} store_tomb;
+
+/* Returns "evicted" or "removed" for a STORE_REASON_* value. */
+const char *store_reason_name(int reason);
+
+/* Stores LEN bytes at DATA under (NS, KEY) in one write transaction that
+ * first drops the key's previous version (if any), then evicts the oldest
+ * entries of the whole store until the new value fits max_total_bytes,
+ * then writes the value as the newest entry. META may be NULL.
+ * *OUT (may be NULL) gets the new entry. NS NULL means "default".
+ * Errors: STORE_ENAME_* (for NS or KEY), STORE_ETOOBIG, STORE_EFULL,
+ * STORE_ERDONLY, EINVAL (tool name too long), EIO, ENOSPC.
+ * On error nothing changes. */
+int store_put(store *st, const char *ns, const char *key, const void *data,
+              size_t len, const store_meta *meta, store_entry *out);
+
+/* Looks (NS, KEY) up. Returns 0 and fills *E (may be NULL) for a live key;
+ * STORE_EEVICTED and fills *T (may be NULL) for an evicted or removed key;
+ * STORE_ENOTFOUND otherwise. Other errors: STORE_ENAME_*, LMDB failures. */
+int store_lookup(store *st, const char *ns, const char *key, store_entry *e,
+                 store_tomb *t);
+
+/* Finds a version. Returns 0, fills *E (may be NULL) and copies the key
+ * into KEYBUF (STORE_NAME_MAX + 1 bytes, may be NULL) when VERSION is live
+ * in namespace NS; STORE_EGONE otherwise (replaced, evicted, removed, never
+ * existed, or in another namespace). */
+int store_version_stat(store *st, const char *ns, uint64_t version,
+                       store_entry *e, char *keybuf);
+
+/* Copies up to LEN bytes of version VERSION starting at OFF into BUF, in
+ * one read transaction: the bytes are all of that version or none.
+ * *NREAD gets the count (0 at or past the end).
+ * Errors: STORE_EGONE (version no longer live), STORE_ECORRUPT, LMDB. */
+int store_read(store *st, uint64_t version, uint64_t off, void *buf,
+               size_t len, size_t *nread);
+
+/* Reads the whole value of (NS, KEY) in one read transaction.
+ * On success *BUF is malloc'd storage you now own (free() it; never NULL,
+ * even for an empty value), *LEN its length, *E (may be NULL) the entry.
+ * Errors: as store_lookup (with *T), ENOMEM. */
+int store_get(store *st, const char *ns, const char *key, void **buf,
+              size_t *len, store_entry *e, store_tomb *t);
+
+/* Removes (NS, KEY), leaving a tombstone with reason "removed".
+ * Errors: STORE_ENOTFOUND, STORE_EEVICTED (already gone), STORE_ENAME_*,
+ * STORE_ERDONLY, STORE_EFULL, EIO. */
+int store_remove(store *st, const char *ns, const char *key);
+
+/* Called once per live key by store_list(), in byte order of the keys.
+ * KEY (KEYLEN bytes, NUL-terminated) and E are valid only during the call;
+ * no transaction is open while it runs. Return 0 to go on; anything else
+ * stops the listing and store_list() returns that value. */
+typedef int (*store_list_fn)(const char *key, size_t keylen,
+                             const store_entry *e, void *ctx);
+
+/* Lists the live keys of NS that sort after AFTER (NULL or "" for all).
+ * Memory stays bounded whatever the number of keys: keys are read in
+ * batches, each in its own short transaction, so a key written during the
+ * listing appears at most once. Returns 0 or the callback's value, or an
+ * LMDB failure. */
+int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
+               void *ctx);
+
+/* ---- Store-wide figures ---------------------------------------------- */
+typedef struct store_stats {
+    uint64_t entries;          /* live entries, all namespaces */
+    uint64_t bytes;            /* sum of their sizes */
+    uint64_t max_total_bytes;
+    uint64_t max_result_bytes;
+    uint64_t evictions;        /* entries evicted for the bound, ever */
+    uint64_t removals;         /* entries removed by callers, ever */
+    uint64_t tombstones;       /* tombstones currently kept */
+    uint64_t generation;       /* count of changes ever made */
+    uint64_t file_bytes;       /* size of data.mdb on disk */
+} store_stats;
+
+/* Fills *OUT in one read transaction. Errors: LMDB failures. */
+int store_stats_get(store *st, store_stats *out);
+
+/* ---- Learning what changed ------------------------------------------- */
+/* A cheap token that changes whenever any process commits a write
+ * (LMDB's last transaction id); no transaction, no lock. */
+uint64_t store_commit_token(store *st);
+
+/* Called by store_changes() once per change, oldest first. OLD_VERSION is
+ * the version the name had before (0: none), NEW_VERSION the one it has
+ * after (0: evicted or removed). Pointers valid only during the call. */
+typedef void (*store_change_fn)(const char *ns, const char *key,
+                                uint64_t old_version, uint64_t new_version,
+                                void *ctx);
+
+/* Reports every change with a generation above SINCE and sets *NOW to the
+ * latest generation (pass it as SINCE next time; 0 the first time reports
+ * nothing and only sets *NOW). The change log keeps the newest changes
+ * (at least 100,000); when SINCE is older than that, returns STORE_ELOGGONE
+ * and sets *NOW: the caller must assume anything changed. */
+int store_changes(store *st, uint64_t since, store_change_fn fn, void *ctx,
+                  uint64_t *now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Runs every test: cmocka unit binaries, shell tests (real CLI, real FUSE
+# mounts), the Python binding's unittest suite. Prints each suite's output
+# and closes with one "N passed, N failed" line; exits non-zero on failure.
+#   tests/run.sh            everything
+#   tests/run.sh unit       cmocka binaries only
+#   tests/run.sh FILTER     suites whose path contains FILTER
+set -u
+cd "$(dirname "$0")/.."
+filter=${1:-}
+passed=0 failed=0 skipped=0 bad_suites=()
+logdir=$(mktemp -d /tmp/offloadfs-tests.XXXXXX)
+
+count() { # count LOGFILE KIND SUITE RC
+    local log=$1 kind=$2 suite=$3 rc=$4 p=0 f=0 s=0
+    case $kind in
+    cmocka)
+        p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+        f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+        s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1) ;;
+    sh)
+        p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
+        s=$(grep -c '^skip ' "$log") ;;
+    py)
+        local ran; ran=$(sed -n 's/^Ran \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+        f=$(sed -n 's/^FAILED (\(.*\))/\1/p' "$log" | tr ',' '\n' | grep -v skipped | awk -F= '{s += $2} END {print s + 0}')
+        s=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' "$log" | tail -1)
+        p=$(( ${ran:-0} - ${f:-0} - ${s:-0} )) ;;
+    esac
+    p=${p:-0} f=${f:-0} s=${s:-0}
+    # A suite that crashed or exited non-zero without reporting a failure
+    # still counts as one failure.
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$s" -eq 0 ]; then f=$((f + 1)); echo "no test ran in $suite" >>"$log"; fi
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+    [ "$f" -ne 0 ] && bad_suites+=("$suite")
+    return 0
+}
+
+run_suite() { # run_suite KIND PATH CMD...
+    local kind=$1 suite=$2; shift 2
+    case $suite in *"$filter"*) ;; *) [ "$filter" = unit ] || return 0 ;; esac
+    [ "$filter" = unit ] && [ "$kind" != cmocka ] && return 0
+    local log="$logdir/$(echo "$suite" | tr / _).log" rc
+    echo "=== $suite"
+    timeout 600 "$@" >"$log" 2>&1; rc=$?
+    cat "$log"
+    count "$log" "$kind" "$suite" "$rc"
+}
+
+for t in build/tests/*/test_*; do
+    [ -x "$t" ] || continue
+    run_suite cmocka "$t" "$t"
+done
+for t in tests/*/test_*.sh; do
+    [ -f "$t" ] || continue
+    run_suite sh "$t" bash "$t"
+done
+for t in tests/*/test_*.py; do
+    [ -f "$t" ] || continue
+    run_suite py "$t" python3 -m unittest -v "$t"
+done
+
+echo
+[ ${#bad_suites[@]} -gt 0 ] && printf 'failed suite: %s\n' "${bad_suites[@]}"
+echo "logs in $logdir"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
