@@ -244,10 +244,11 @@ typedef void (*store_change_fn)(const char *ns, const char *key,
                                 void *ctx);
 
 /* Reports every change with a generation above SINCE and sets *NOW to the
- * latest generation (pass it as SINCE next time; 0 the first time reports
- * nothing and only sets *NOW). The change log keeps the newest changes
- * (at least 100,000); when SINCE is older than that, returns STORE_ELOGGONE
- * and sets *NOW: the caller must assume anything changed. */
+ * latest generation reported (pass it as SINCE next time). Start from
+ * store_stats_get()'s generation. The change log keeps the newest 200,000
+ * changes; when SINCE is older than that, returns STORE_ELOGGONE and sets
+ * *NOW to the current generation: the caller must assume anything changed.
+ * Callbacks run with no transaction open. Errors: LMDB failures. */
 int store_changes(store *st, uint64_t since, store_change_fn fn, void *ctx,
                   uint64_t *now);
 

@@ -1,0 +1,71 @@
+/* record.h -- internal: the byte layout of the store's LMDB records.
+ *
+ * Every record is encoded little-endian with explicit widths, and every
+ * decoder checks lengths before it reads, so a damaged or foreign record is
+ * STORE_ECORRUPT, never a crash. Keys that must sort numerically (versions,
+ * generations, sequence numbers) are big-endian.
+ *
+ * Databases (one LMDB environment):
+ *   meta  "state"            -> rec_state
+ *   live  ns \0 key          -> rec_entry            (live names)
+ *   ver   version(be64)      -> ns \0 key            (write order: oldest first)
+ *   data  version(be64) idx(be32) -> chunk bytes     (one overflow page each)
+ *   tomb  ns \0 key          -> rec_tomb             (evicted / removed names)
+ *   tombq seq(be64)          -> ns \0 key            (tombstones, oldest first)
+ *   log   generation(be64)   -> rec_change           (recent changes)
+ */
+#ifndef OFFLOADFS_STORE_RECORD_H
+#define OFFLOADFS_STORE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store/store.h"
+
+#define REC_MAGIC 0x4f46534cu /* "OFSL" */
+#define REC_FORMAT 1u
+
+typedef struct rec_state {
+    uint64_t format, chunk, max_total, max_result, max_tombs, next_version,
+        gen, live_bytes, live_entries, evictions, removals, tombs, tomb_seq;
+} rec_state;
+#define REC_STATE_LEN (14u * 8u)
+
+/* Encodes S into OUT (REC_STATE_LEN bytes). */
+void rec_state_encode(const rec_state *s, unsigned char *out);
+/* Decodes; returns 0, STORE_ECORRUPT (bad length or magic) or
+ * STORE_EVERSION (another format). */
+int rec_state_decode(const void *buf, size_t len, rec_state *s);
+
+#define REC_ENTRY_FIXED 34u
+/* Encodes E into OUT (REC_ENTRY_FIXED + strlen(tool) bytes); returns the length. */
+size_t rec_entry_encode(const store_entry *e, unsigned char *out);
+/* Decodes; returns 0 or STORE_ECORRUPT. */
+int rec_entry_decode(const void *buf, size_t len, store_entry *e);
+
+typedef struct rec_tomb {
+    uint64_t version, when_ns, seq;
+    int reason;
+} rec_tomb;
+#define REC_TOMB_LEN 25u
+void rec_tomb_encode(const rec_tomb *t, unsigned char *out);
+int rec_tomb_decode(const void *buf, size_t len, rec_tomb *t);
+
+/* A change: OLD and NEW versions (0: none) followed by the name ns \0 key.
+ * rec_change_decode points *NAME into BUF (not copied). */
+#define REC_CHANGE_FIXED 16u
+int rec_change_decode(const void *buf, size_t len, uint64_t *old_version,
+                      uint64_t *new_version, const char **name, size_t *namelen);
+
+/* Splits a name (ns \0 key, LEN bytes) into its parts, checking that both
+ * are present. Returns 0 or STORE_ECORRUPT. */
+int rec_name_split(const char *name, size_t len, const char **ns,
+                   size_t *nslen, const char **key, size_t *keylen);
+
+void rec_be64(unsigned char *out, uint64_t v);
+uint64_t rec_get_be64(const void *p);
+void rec_be32(unsigned char *out, uint32_t v);
+uint32_t rec_get_be32(const void *p);
+void rec_le64(unsigned char *out, uint64_t v);
+uint64_t rec_get_le64(const void *p);
+
+#endif
