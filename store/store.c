@@ -42,6 +42,7 @@ static const char *const db_names[DB_COUNT] = {"meta", "live", "ver", "data",
 struct shared_env {
     dev_t dev;
     ino_t ino;
+    pid_t pid; /* the process that opened it: a forked child must not share it */
     MDB_env *env;
     MDB_dbi dbi[DB_COUNT];
     unsigned flags;
@@ -528,7 +529,7 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     if (!S_ISDIR(sb.st_mode))
         return ENOTDIR;
     for (se = registry; se; se = se->next)
-        if (se->dev == sb.st_dev && se->ino == sb.st_ino) {
+        if (se->dev == sb.st_dev && se->ino == sb.st_ino && se->pid == getpid()) {
             se->refs++;
             *out = se;
             return 0;
@@ -543,6 +544,7 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
         return ENOMEM;
     se->dev = sb.st_dev;
     se->ino = sb.st_ino;
+    se->pid = getpid();
     se->flags = flags;
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
