@@ -143,6 +143,7 @@ static void concurrent_writers_should_keep_bound_after_every_commit(void **state
     int running = NW, status;
     fx_limits(f->st, BOUND, BOUND / 4);
     store_close(f->st);
+    f->st = NULL;
     for (int i = 0; i < NW; i++) {
         pids[i] = fork();
         assert_true(pids[i] >= 0);
@@ -176,6 +177,7 @@ static void concurrent_writers_should_keep_bound_after_every_commit(void **state
     assert_int_equal(store_stats_get(f->st, &s), 0);
     uint64_t chunks = count_chunks(f->st, NW);
     store_close(f->st);
+    f->st = NULL;
     verify_no_orphans(f->dir, bytes, s.entries, chunks, chunks);
     assert_int_equal(store_open(&f->st, f->dir, 0), 0);
 }
@@ -187,6 +189,7 @@ static void killed_writers_should_leave_whole_entries_or_none(void **state)
     unsigned seed = 12345;
     fx_limits(f->st, BOUND, BOUND / 4);
     store_close(f->st);
+    f->st = NULL;
     f->st = NULL;
     for (int r = 0; r < ROUNDS; r++) {
         pid_t pids[NW];
@@ -209,6 +212,7 @@ static void killed_writers_should_leave_whole_entries_or_none(void **state)
     assert_int_equal(store_stats_get(f->st, &s), 0);
     uint64_t chunks = count_chunks(f->st, NW);
     store_close(f->st);
+    f->st = NULL;
     verify_no_orphans(f->dir, bytes, s.entries, chunks, chunks);
     assert_int_equal(store_open(&f->st, f->dir, 0), 0);
     assert_int_equal(fx_put(f->st, "w0", "after", 100, 9, NULL), 0);
@@ -226,6 +230,7 @@ static void churn_of_ten_bounds_should_keep_file_under_1_5x(void **state)
     store_stats s;
     char key[64];
     store_close(f->st);
+    f->st = NULL;
     assert_int_equal(store_open(&f->st, f->dir, STORE_NOSYNC), 0);
     fx_limits(f->st, bound, 8ull << 20);
     for (int i = 0; written < 10 * bound; i++) {

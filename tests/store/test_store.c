@@ -398,6 +398,7 @@ static void limits_should_persist_across_reopen_and_raise_map(void **state)
     store_limits l;
     fx_limits(f->st, 8ull << 30, 1ull << 20);
     store_close(f->st);
+    f->st = NULL;
     assert_int_equal(store_open(&f->st, f->dir, 0), 0);
     assert_int_equal(store_limits_get(f->st, &l), 0);
     assert_int_equal(l.max_total_bytes, 8ull << 30);
