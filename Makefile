@@ -18,6 +18,7 @@ REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
 REQ_LIBS_FS    := -lfuse3 $(REQ_LIBS_STORE)
 
 B := build
+LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
@@ -45,7 +46,8 @@ ifneq ($(FS_SRC),)
 PROGS += $(B)/offloadfs
 endif
 
-.PHONY: all deps test test-unit run stop bench install uninstall clean
+.PHONY: all deps test test-unit test-asan test-valgrind fuzz run stop bench install \
+        uninstall clean
 all: $(PROGS) $(TEST_BIN) $(TOOL_BIN)
 
 $(B)/obj/%.o: %.c
@@ -96,7 +98,73 @@ test: deps
 test-unit: all
 	tests/run.sh unit
 
+# The whole suite again under AddressSanitizer + UBSan, in its own build dir.
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+test-asan: deps
+	$(MAKE) B=build-asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" all
+	OFFLOADFS_BUILD=build-asan tests/run.sh
+
+# The unit tests, the CLI and the daemon under valgrind (memcheck).
+test-valgrind: deps
+	$(MAKE) all
+	OFFLOADFS_VALGRIND=1 tests/run.sh
+
+# libFuzzer targets (clang), each run for FUZZ_SECONDS on top of the corpus
+# committed under tests/fuzz/corpus/NAME; new inputs go to a scratch dir.
+FUZZ_SECONDS ?= 20
+FUZZ_CC ?= clang
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
+	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) \
+	  -lcjson -llmdb -lpthread
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
+	  mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/new-$$n \
+	    tests/fuzz/corpus/$$n 2>$(B)/fuzz/$$n.log || { tail -40 $(B)/fuzz/$$n.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units|stat::peak_rss' $(B)/fuzz/$$n.log; \
+	done
+
+# ---- install ---------------------------------------------------------------
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+INCDIR := $(DESTDIR)$(PREFIX)/include/agentlink
+LIBD   := $(DESTDIR)$(LIBDIR)
+PCDIR  := $(LIBD)/pkgconfig
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
+PYDIR  := $(DESTDIR)$(PREFIX)/share/offloadfs/python
+SBINDIR := $(DESTDIR)/sbin
+
+$(B)/agentlink.pc: agentlink/agentlink.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+install: all $(B)/agentlink.pc
+	install -d $(BINDIR) $(INCDIR) $(LIBD) $(PCDIR) $(MANDIR)/man1 $(MANDIR)/man3 $(PYDIR)
+	install -m 755 $(B)/offloadfs $(B)/agentlink $(BINDIR)/
+	install -m 644 agentlink/agentlink.h $(INCDIR)/
+	install -m 644 $(B)/libagentlink.a $(LIBD)/
+	install -m 755 $(B)/libagentlink.so $(LIBD)/libagentlink.so.$(VERSION)
+	ln -sf libagentlink.so.$(VERSION) $(LIBD)/libagentlink.so.$(SOVER)
+	ln -sf libagentlink.so.$(SOVER) $(LIBD)/libagentlink.so
+	install -m 644 $(B)/agentlink.pc $(PCDIR)/
+	install -m 644 doc/offloadfs.1 doc/agentlink.1 $(MANDIR)/man1/
+	install -m 644 doc/agentlink.3 $(MANDIR)/man3/
+	install -m 644 agentlink/python/agentlink.py $(PYDIR)/
+	[ -n "$(DESTDIR)" ] || ldconfig 2>/dev/null || true
+
+uninstall:
+	rm -f $(BINDIR)/offloadfs $(BINDIR)/agentlink $(INCDIR)/agentlink.h \
+	  $(LIBD)/libagentlink.a $(LIBD)/libagentlink.so $(LIBD)/libagentlink.so.$(SOVER) \
+	  $(LIBD)/libagentlink.so.$(VERSION) $(PCDIR)/agentlink.pc \
+	  $(MANDIR)/man1/offloadfs.1 $(MANDIR)/man1/agentlink.1 $(MANDIR)/man3/agentlink.3 \
+	  $(PYDIR)/agentlink.py
+	-rmdir $(INCDIR) $(PYDIR) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null
+
 clean:
-	rm -rf $(B)
+	rm -rf $(B) build-asan
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -102,7 +102,8 @@ int rec_entry_decode(const void *buf, size_t len, store_entry *e)
     e->original_size = rec_get_le64(b + 24);
     e->truncated = b[32] & 1;
     e->has_tool = (b[32] >> 1) & 1;
-    if (e->version < 2 || (!e->has_tool && b[33] != 0))
+    if (e->version < 2 || (!e->has_tool && b[33] != 0)
+        || memchr(b + REC_ENTRY_FIXED, '\0', b[33])) /* found by fuzz_record */
         return STORE_ECORRUPT;
     memcpy(e->tool, b + REC_ENTRY_FIXED, b[33]);
     e->tool[b[33]] = '\0';

@@ -3,7 +3,10 @@
 # and t_done exits non-zero when any check failed.
 set -u
 T_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-T_BUILD=$T_TOP/build
+T_BUILD=${OFFLOADFS_BUILD:-$T_TOP/build}
+# Programs under test; OFFLOADFS_WRAP (e.g. valgrind) runs them under a tool.
+AGENTLINK="${OFFLOADFS_WRAP:+$OFFLOADFS_WRAP }$T_BUILD/agentlink"
+OFFLOADFS="${OFFLOADFS_WRAP:+$OFFLOADFS_WRAP }$T_BUILD/offloadfs"
 T_FAILS=0
 T_TMP=$(mktemp -d /tmp/offloadfs-t.XXXXXX)
 T_CLEANUPS=()

@@ -8,6 +8,16 @@
 set -u
 cd "$(dirname "$0")/.."
 filter=${1:-}
+# OFFLOADFS_BUILD picks another build dir (make test-asan); OFFLOADFS_VALGRIND=1
+# runs the binaries under memcheck (make test-valgrind).
+export OFFLOADFS_BUILD=${OFFLOADFS_BUILD:-build}
+case $OFFLOADFS_BUILD in /*) ;; *) OFFLOADFS_BUILD=$PWD/$OFFLOADFS_BUILD ;; esac
+export AGENTLINK_LIB=${AGENTLINK_LIB:-$OFFLOADFS_BUILD/libagentlink.so}
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    export OFFLOADFS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 passed=0 failed=0 skipped=0 bad_suites=()
 logdir=$(mktemp -d /tmp/offloadfs-tests.XXXXXX)
 
@@ -48,9 +58,9 @@ run_suite() { # run_suite KIND PATH CMD...
     count "$log" "$kind" "$suite" "$rc"
 }
 
-for t in build/tests/*/test_*; do
+for t in "$OFFLOADFS_BUILD"/tests/*/test_*; do
     [ -x "$t" ] || continue
-    run_suite cmocka "$t" "$t"
+    run_suite cmocka "${t#"$PWD"/}" ${OFFLOADFS_WRAP:-} "$t"
 done
 for t in tests/*/test_*.sh; do
     [ -f "$t" ] || continue
@@ -58,7 +68,13 @@ for t in tests/*/test_*.sh; do
 done
 for t in tests/*/test_*.py; do
     [ -f "$t" ] || continue
-    run_suite py "$t" python3 -m unittest -v "$t"
+    if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then continue; fi # the library runs under memcheck through the CLI
+    if [ "$OFFLOADFS_BUILD" != "$PWD/build" ]; then # an ASan library inside a plain python
+        LD_PRELOAD=$(${CC:-gcc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+            run_suite py "$t" python3 -m unittest -v "$t"
+    else
+        run_suite py "$t" python3 -m unittest -v "$t"
+    fi
 done
 
 echo
