@@ -34,6 +34,7 @@ TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/t
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
+BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
 
 PROGS := $(B)/libstore.a
 ifneq ($(AL_LIB_SRC),)
@@ -48,7 +49,7 @@ endif
 
 .PHONY: all deps test test-unit test-asan test-valgrind fuzz run stop bench install \
         uninstall clean
-all: $(PROGS) $(TEST_BIN) $(TOOL_BIN)
+all: $(PROGS) $(TEST_BIN) $(TOOL_BIN) $(BENCH_BIN)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -88,8 +89,16 @@ $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a $(REQ_LIBS_STORE)
 
+$(B)/bench/%: scripts/bench/%.c $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a $(REQ_LIBS_STORE)
+
 deps:
 	@scripts/deps.sh
+
+bench: deps
+	$(MAKE) all
+	scripts/bench.sh
 
 test: deps
 	$(MAKE) all

@@ -1,0 +1,268 @@
+/* benchtool.c -- the C side of `make bench`: loops that a shell would
+ * measure badly. Each subcommand prints one line of numbers on stdout.
+ *
+ *   benchtool openread DIR N          open+read+close DIR/f00000..N-1; prints seconds
+ *   benchtool stat DIR N SAMPLES      stat SAMPLES random names of DIR/f0..N-1; prints seconds
+ *   benchtool puts STORE N SIZE MODE  N library puts (MODE durable|nosync); prints
+ *                                     seconds p50_us p99_us
+ *   benchtool files DIR N SIZE MODE   N file writes (MODE fsync|nofsync); same output
+ *   benchtool fill STORE N SIZE       bulk-load keys f0000000.. (no fsync); prints seconds
+ *   benchtool churn STORE BOUND       write 10x BOUND through a store bounded at BOUND;
+ *                                     prints file/bound p50_us_fill p99_us_fill
+ *                                     p50_us_evict p99_us_evict
+ *   benchtool put1 STORE SIZE         one put (for callgrind --toggle-collect=store_put)
+ *   benchtool read1 STORE KEY LEN     one read of LEN bytes (--toggle-collect=store_read)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(double *v, size_t n, double p)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n ? v[(size_t)(p * (double)(n - 1))] : 0;
+}
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "benchtool: %s: %s\n", what, store_strerror(rc));
+    exit(1);
+}
+
+static unsigned long arg_num(const char *s)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end == 'K') v <<= 10, end++;
+    else if (*end == 'M') v <<= 20, end++;
+    else if (*end == 'G') v <<= 30, end++;
+    if (*end) {
+        fprintf(stderr, "benchtool: bad number '%s'\n", s);
+        exit(2);
+    }
+    return v;
+}
+
+static int cmd_openread(const char *dir, unsigned long n)
+{
+    char path[4096], buf[65536];
+    double t0 = now_s();
+    for (unsigned long i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/f%05lu", dir, i);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            perror(path);
+            return 1;
+        }
+        while (read(fd, buf, sizeof buf) > 0)
+            ;
+        close(fd);
+    }
+    printf("%.6f\n", now_s() - t0);
+    return 0;
+}
+
+static int cmd_stat(const char *dir, unsigned long n, unsigned long samples)
+{
+    char path[4096];
+    struct stat sb;
+    unsigned seed = 1;
+    double t0 = now_s();
+    for (unsigned long i = 0; i < samples; i++) {
+        seed = seed * 1103515245u + 12345u;
+        snprintf(path, sizeof path, "%s/f%07lu", dir, (unsigned long)(seed >> 4) % n);
+        if (stat(path, &sb)) {
+            perror(path);
+            return 1;
+        }
+    }
+    printf("%.9f\n", (now_s() - t0) / (double)samples);
+    return 0;
+}
+
+static int cmd_puts(const char *dir, unsigned long n, unsigned long size, int nosync)
+{
+    store *st;
+    char key[32];
+    unsigned char *buf = malloc(size);
+    double *lat = malloc(n * sizeof *lat), t0;
+    int rc;
+    memset(buf, 'x', size);
+    if ((rc = store_open(&st, dir, STORE_CREATE | (nosync ? STORE_NOSYNC : 0))))
+        die(dir, rc);
+    t0 = now_s();
+    for (unsigned long i = 0; i < n; i++) {
+        double t = now_s();
+        snprintf(key, sizeof key, "k%07lu", i);
+        if ((rc = store_put(st, NULL, key, buf, size, NULL, NULL)))
+            die(key, rc);
+        lat[i] = now_s() - t;
+    }
+    printf("%.6f %.1f %.1f\n", now_s() - t0, pct(lat, n, 0.5) * 1e6, pct(lat, n, 0.99) * 1e6);
+    store_close(st);
+    free(buf);
+    free(lat);
+    return 0;
+}
+
+static int cmd_files(const char *dir, unsigned long n, unsigned long size, int sync)
+{
+    char path[4096];
+    unsigned char *buf = malloc(size);
+    double *lat = malloc(n * sizeof *lat), t0;
+    memset(buf, 'x', size);
+    t0 = now_s();
+    for (unsigned long i = 0; i < n; i++) {
+        double t = now_s();
+        snprintf(path, sizeof path, "%s/k%07lu", dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || write(fd, buf, size) != (ssize_t)size || (sync && fsync(fd))) {
+            perror(path);
+            return 1;
+        }
+        close(fd);
+        lat[i] = now_s() - t;
+    }
+    printf("%.6f %.1f %.1f\n", now_s() - t0, pct(lat, n, 0.5) * 1e6, pct(lat, n, 0.99) * 1e6);
+    free(buf);
+    free(lat);
+    return 0;
+}
+
+static int cmd_fill(const char *dir, unsigned long n, unsigned long size)
+{
+    store *st;
+    store_limits lim = {(uint64_t)n * size + (1u << 20), size ? size : 1, 0};
+    char key[32];
+    unsigned char *buf = calloc(1, size + 1);
+    double t0;
+    int rc;
+    if ((rc = store_open(&st, dir, STORE_CREATE | STORE_NOSYNC)))
+        die(dir, rc);
+    if (lim.max_total_bytes > (1ull << 30) && (rc = store_limits_set(st, &lim, NULL)))
+        die("limits", rc);
+    t0 = now_s();
+    for (unsigned long i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "f%07lu", i);
+        memcpy(buf, key, size < 8 ? size : 8);
+        if ((rc = store_put(st, NULL, key, buf, size, NULL, NULL)))
+            die(key, rc);
+    }
+    printf("%.3f\n", now_s() - t0);
+    store_close(st);
+    free(buf);
+    return 0;
+}
+
+static int cmd_churn(const char *dir, uint64_t bound)
+{
+    store *st;
+    store_limits lim = {bound, 8ull << 20, 0};
+    store_stats s;
+    char key[32];
+    unsigned char *buf = calloc(1, 8u << 20);
+    size_t cap = 1u << 20, nfill = 0, nevict = 0;
+    double *fill = malloc(cap * sizeof *fill), *evict = malloc(cap * sizeof *evict);
+    uint64_t written = 0, before;
+    unsigned seed = 7;
+    int rc;
+    if ((rc = store_open(&st, dir, STORE_CREATE)) || (rc = store_limits_set(st, &lim, NULL)))
+        die(dir, rc);
+    for (unsigned long i = 0; written < 10 * bound; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned r = seed >> 4;
+        size_t len = r % 4 == 0 ? r % (4u << 20) : r % (256u << 10);
+        snprintf(key, sizeof key, "k%lu", i % 1000);
+        store_stats_get(st, &s);
+        before = s.evictions;
+        double t = now_s();
+        if ((rc = store_put(st, NULL, key, buf, len, NULL, NULL)))
+            die(key, rc);
+        t = now_s() - t;
+        store_stats_get(st, &s);
+        if (s.evictions == before && nfill < cap)
+            fill[nfill++] = t;
+        else if (s.evictions != before && nevict < cap)
+            evict[nevict++] = t;
+        written += len;
+    }
+    store_stats_get(st, &s);
+    printf("%.3f %.1f %.1f %.1f %.1f\n", (double)s.file_bytes / (double)bound,
+           pct(fill, nfill, 0.5) * 1e6, pct(fill, nfill, 0.99) * 1e6,
+           pct(evict, nevict, 0.5) * 1e6, pct(evict, nevict, 0.99) * 1e6);
+    store_close(st);
+    return 0;
+}
+
+static int cmd_put1(const char *dir, unsigned long size)
+{
+    store *st;
+    unsigned char *buf = calloc(1, size + 1);
+    int rc;
+    if ((rc = store_open(&st, dir, STORE_CREATE)))
+        die(dir, rc);
+    if ((rc = store_put(st, NULL, "callgrind-put", buf, size, NULL, NULL)))
+        die("put", rc);
+    store_close(st);
+    free(buf);
+    return 0;
+}
+
+static int cmd_read1(const char *dir, const char *key, unsigned long len)
+{
+    store *st;
+    store_entry e;
+    unsigned char *buf = malloc(len);
+    size_t n;
+    int rc;
+    if ((rc = store_open(&st, dir, STORE_RDONLY)) || (rc = store_lookup(st, NULL, key, &e, NULL))
+        || (rc = store_read(st, e.version, 0, buf, len, &n)))
+        die(key, rc);
+    store_close(st);
+    free(buf);
+    return n == len ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "openread") && argc == 4)
+        return cmd_openread(argv[2], arg_num(argv[3]));
+    if (!strcmp(c, "stat") && argc == 5)
+        return cmd_stat(argv[2], arg_num(argv[3]), arg_num(argv[4]));
+    if (!strcmp(c, "puts") && argc == 6)
+        return cmd_puts(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "nosync"));
+    if (!strcmp(c, "files") && argc == 6)
+        return cmd_files(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "fsync"));
+    if (!strcmp(c, "fill") && argc == 5)
+        return cmd_fill(argv[2], arg_num(argv[3]), arg_num(argv[4]));
+    if (!strcmp(c, "churn") && argc == 4)
+        return cmd_churn(argv[2], arg_num(argv[3]));
+    if (!strcmp(c, "put1") && argc == 4)
+        return cmd_put1(argv[2], arg_num(argv[3]));
+    if (!strcmp(c, "read1") && argc == 5)
+        return cmd_read1(argv[2], argv[3], arg_num(argv[4]));
+    fprintf(stderr, "benchtool: usage: see the comment at the top of scripts/bench/benchtool.c\n");
+    return 2;
+}
