@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,11 +126,23 @@ static void tx_abort(tx *t)
     pthread_rwlock_unlock(&t->se->resize);
 }
 
+/* LMDB reports a short write as EIO; on a full filesystem that is ENOSPC,
+ * which tells the user what to do. */
+static int full_disk_errno(MDB_env *env, int rc)
+{
+    mdb_filehandle_t fd;
+    struct statvfs sv;
+    if (rc == EIO && !mdb_env_get_fd(env, &fd) && !fstatvfs(fd, &sv)
+        && (uint64_t)sv.f_bavail * sv.f_frsize < (1u << 20))
+        return ENOSPC;
+    return rc;
+}
+
 static int tx_commit(tx *t)
 {
     int rc = mdb_txn_commit(t->txn);
     pthread_rwlock_unlock(&t->se->resize);
-    return map_err(rc);
+    return map_err(full_disk_errno(t->se->env, rc));
 }
 
 /* Ends T: commits when RC is 0, aborts otherwise. Returns the final code. */
@@ -478,10 +491,8 @@ static int env_init_dbs(struct shared_env *se, store *tmp)
     }
     if (!rc)
         se->chunk = s.chunk;
-    if (!write) {
-        tx_abort(&t);
-        return rc;
-    }
+    /* Even a read-only transaction is committed here: LMDB closes database
+     * handles opened by a transaction that is aborted. */
     return tx_end(&t, rc);
 }
 
@@ -721,19 +732,17 @@ static int put_fill_entry(store_entry *e, const store_meta *meta, size_t len)
     return 0;
 }
 
-int store_put(store *st, const char *ns, const char *key, const void *data,
-              size_t len, const store_meta *meta, store_entry *out)
+/* One attempt at store_put(): NAME is checked, E filled but for its version. */
+static int put_once(store *st, const char *name, size_t nlen, const void *data,
+                    size_t len, store_entry *e_in, store_entry *out)
 {
-    char name[NAME_BUF];
     unsigned char rec[REC_ENTRY_FIXED + STORE_TOOL_MAX], vk[8];
-    size_t nlen, rlen;
+    store_entry e = *e_in;
+    size_t rlen;
     uint64_t old;
-    store_entry e;
     rec_state s;
     tx t;
     int rc;
-    if ((rc = name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len)))
-        return rc;
     if ((rc = tx_begin(st, 1, &t)))
         return rc;
     if ((rc = state_load(&t, &s)))
@@ -760,6 +769,23 @@ out:
     rc = tx_end(&t, rc);
     if (!rc && out)
         *out = e;
+    return rc;
+}
+
+int store_put(store *st, const char *ns, const char *key, const void *data,
+              size_t len, const store_meta *meta, store_entry *out)
+{
+    char name[NAME_BUF];
+    size_t nlen;
+    store_entry e;
+    int rc, dead = 0;
+    if ((rc = name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len)))
+        return rc;
+    rc = put_once(st, name, nlen, data, len, &e, out);
+    /* A reader that died holding a snapshot pins pages until its slot is
+     * cleared; clear dead slots and try once more before saying "full". */
+    if ((rc == STORE_EFULL || rc == ENOSPC) && !mdb_reader_check(st->se->env, &dead) && dead)
+        rc = put_once(st, name, nlen, data, len, &e, out);
     return rc;
 }
 
