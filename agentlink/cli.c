@@ -1,0 +1,901 @@
+/* cli.c -- build/agentlink, the command line over libagentlink.
+ *
+ * Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input, 3 no such
+ * key, 4 key evicted. Data goes to stdout, messages to stderr; every
+ * message says what is wrong first and quotes its subject. */
+#include "agentlink/agentlink.h"
+#include "agentlink/internal.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
+
+static const char usage_text[] =
+    "usage: agentlink [OPTIONS] COMMAND [ARGS]\n"
+    "\n"
+    "Offload large tool results into an offloadfs store; each live result is a\n"
+    "file under the mount (/large_tool_results/KEY).\n"
+    "\n"
+    "Commands:\n"
+    "  init [--max-total-bytes N] [--max-result-bytes N]\n"
+    "                        create the store, or change its limits\n"
+    "  put KEY [--tool NAME] [--file PATH]\n"
+    "                        store stdin (or PATH) under KEY, print its path\n"
+    "  offload --tool NAME --call-id RAW [--config FILE]\n"
+    "                        apply the offload policy to the result on stdin;\n"
+    "                        print the result unchanged or the pointer text\n"
+    "  key RAW               print the key derived from a raw tool call id\n"
+    "  get KEY               write the stored bytes to stdout\n"
+    "  ls                    one line per live entry: key, size, tool (tab-separated)\n"
+    "  stat KEY              size, tool, created, original size, truncated\n"
+    "  rm KEY...             remove keys\n"
+    "  drop-referenced       remove every entry whose path appears in stdin\n"
+    "  stats                 entries, bytes, limits, evictions\n"
+    "\n"
+    "Options:\n"
+    "  --store DIR           store directory (else $OFFLOADFS_STORE, else\n"
+    "                        /var/lib/offloadfs as root, else\n"
+    "                        ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs)\n"
+    "  --namespace NS        namespace (else $OFFLOADFS_NAMESPACE, the config, \"default\")\n"
+    "  --mount DIR           where offloadfs shows the store (else $OFFLOADFS_MOUNT,\n"
+    "                        the config, /large_tool_results)\n"
+    "  --config FILE         offload policy (else $OFFLOADFS_CONFIG, else built-in)\n"
+    "  --json                machine-readable output on stdout\n"
+    "  -h, --help            this text\n"
+    "  -V, --version         the version\n"
+    "\n"
+    "Sizes are bytes, or take K, M, G (powers of 1024).\n"
+    "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted.\n";
+
+/* ---- options --------------------------------------------------------- */
+enum {
+    OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
+    OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT,
+};
+
+/* Which command may take which option, as bits of (opt - OPT_TOOL). */
+#define O_TOOL (1u << 0)
+#define O_FILE (1u << 1)
+#define O_CALL (1u << 2)
+#define O_MAXT (1u << 3)
+#define O_MAXR (1u << 4)
+
+typedef struct opts {
+    const char *store, *ns, *mount, *config, *tool, *file, *call_id;
+    const char *max_total, *max_result;
+    int json;
+    unsigned given; /* O_* of command-specific options seen */
+} opts;
+
+typedef struct cmd {
+    const char *name;
+    int (*run)(opts *o, int argc, char **argv);
+    int min_args, max_args; /* -1: any */
+    unsigned allowed;       /* O_* */
+    const char *args;       /* for the usage message */
+} cmd;
+
+/* ---- messages --------------------------------------------------------- */
+/* Subjects quoted in messages: controls and invalid UTF-8 escaped. A few
+ * rotating slots are enough for one message. */
+static const char *q(const char *s)
+{
+    static char *slot[4];
+    static unsigned next;
+    al_buf b = {0};
+    char *out = NULL;
+    al_buf_add_printable(&b, s ? s : "", s ? strlen(s) : 0);
+    if (al_buf_detach(&b, &out, NULL))
+        return "?";
+    free(slot[next]);
+    slot[next] = out;
+    next = (next + 1) % 4;
+    return out;
+}
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("agentlink: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("agentlink: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nagentlink: try 'agentlink --help'\n", stderr);
+    return EX_USAGE;
+}
+
+/* The message and exit code for RC from a call about key KEY (may be NULL)
+ * in handle H (may be NULL). */
+static int report(int rc, const al_store *h, const char *key)
+{
+    if (al_err_is_name(rc)) {
+        msg("key '%s' %s", q(key), al_strerror(rc));
+        return EX_USAGE;
+    }
+    switch (rc) {
+    case AL_ENOTFOUND:
+        msg("no such key '%s' in namespace '%s'", q(key), q(h ? al_store_namespace(h) : ""));
+        return EX_NOKEY;
+    case AL_ENOSTORE:
+        if (key) {
+            msg("no such key '%s': there is no store at '%s' yet", q(key),
+                q(h ? al_store_dir(h) : ""));
+            return EX_NOKEY;
+        }
+        msg("no store at '%s' yet: 'agentlink init' or a first write creates it",
+            q(h ? al_store_dir(h) : ""));
+        return EX_FAIL;
+    case AL_ETOOL:
+        msg("tool name %s", al_strerror(rc));
+        return EX_USAGE;
+    case AL_ELIMITS:
+        msg("limits refused: %s", al_strerror(rc));
+        return EX_USAGE;
+    default:
+        break;
+    }
+    if (h)
+        msg("store '%s': %s", q(al_store_dir(h)), al_strerror(rc));
+    else
+        msg("%s", al_strerror(rc));
+    return EX_FAIL;
+}
+
+/* Message for a key found evicted or removed (E says when and why). */
+static int report_gone(const char *key, const al_entry *e)
+{
+    char when[40];
+    al_time_format(e->gone_ns, when, sizeof when);
+    if (e->gone_reason == AL_REASON_REMOVED)
+        msg("key '%s' was removed at %s (agentlink rm or drop-referenced); run the tool again for its result",
+            q(key), when);
+    else
+        msg("key '%s' was evicted at %s to keep the store under max_total_bytes; run the tool again for its result",
+            q(key), when);
+    return EX_EVICTED;
+}
+
+/* ---- I/O --------------------------------------------------------------- */
+static int write_all(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(STDOUT_FILENO, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            msg("cannot write to stdout: %s", strerror(errno));
+            return EX_FAIL;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return EX_OK;
+}
+
+static int read_fd(int fd, char **out, size_t *len)
+{
+    al_buf b = {0};
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            al_buf_release(&b);
+            return e;
+        }
+        if (n == 0)
+            break;
+        al_buf_add(&b, chunk, (size_t)n);
+    }
+    return al_buf_detach(&b, out, len);
+}
+
+/* Reads the input of put/offload/drop-referenced: PATH or stdin. */
+static int read_input(const char *path, char **out, size_t *len)
+{
+    int rc;
+    if (path) {
+        rc = al_file_read(path, SIZE_MAX, out, len);
+        if (rc == EISDIR) {
+            msg("file '%s' is a directory, expected a file to store", q(path));
+            return EX_USAGE;
+        }
+        if (rc) {
+            msg("cannot read file '%s': %s", q(path), strerror(rc));
+            return rc == ENOMEM ? EX_FAIL : EX_USAGE;
+        }
+        return EX_OK;
+    }
+    rc = read_fd(STDIN_FILENO, out, len);
+    if (rc) {
+        msg("cannot read stdin: %s", strerror(rc));
+        return EX_FAIL;
+    }
+    return EX_OK;
+}
+
+static int print_json(cJSON *j)
+{
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    int rc;
+    cJSON_Delete(j);
+    if (!s) {
+        msg("out of memory");
+        return EX_FAIL;
+    }
+    rc = write_all(s, strlen(s));
+    if (rc == EX_OK)
+        rc = write_all("\n", 1);
+    cJSON_free(s);
+    return rc;
+}
+
+/* ---- policy and store ---------------------------------------------------- */
+static const char *envv(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static int load_policy(const opts *o, al_policy **pol)
+{
+    char *err = NULL;
+    int rc = al_policy_load(pol, o->config ? o->config : NULL, &err);
+    if (rc == AL_ECONFIG) {
+        msg("%s; nothing was written", err ? err : "config refused");
+        al_free(err);
+        return EX_USAGE;
+    }
+    if (rc) {
+        msg("cannot load the offload policy: %s", al_strerror(rc));
+        return EX_FAIL;
+    }
+    return EX_OK;
+}
+
+/* Opens the store with the precedence flag > environment > config >
+ * default, and messages that name the setting at fault. */
+static int open_store(const opts *o, const al_policy *pol, al_store **h)
+{
+    const char *ns = o->ns ? o->ns : envv("OFFLOADFS_NAMESPACE");
+    const char *mount = o->mount ? o->mount : envv("OFFLOADFS_MOUNT");
+    int rc;
+    if (!ns)
+        ns = al_policy_namespace(pol);
+    if (!mount)
+        mount = al_policy_mount(pol);
+    rc = al_store_open(h, o->store, ns, mount, pol);
+    if (rc == 0)
+        return EX_OK;
+    if (al_err_is_name(rc)) {
+        msg("namespace '%s' %s", q(ns), al_strerror(rc));
+        return EX_USAGE;
+    }
+    if (rc == AL_EMOUNT) {
+        msg("mount '%s' is not an absolute path", q(mount));
+        return EX_USAGE;
+    }
+    const char *dir = o->store ? o->store : envv("OFFLOADFS_STORE");
+    if (rc == EINVAL && !dir) {
+        msg("cannot find a default store: HOME is not set; use --store DIR");
+        return EX_USAGE;
+    }
+    msg("cannot open store '%s': %s", q(dir ? dir : "(default)"), al_strerror(rc));
+    return EX_FAIL;
+}
+
+/* Loads the policy (for namespace and mount) and opens the store. */
+static int setup(const opts *o, al_policy **pol, al_store **h)
+{
+    int ex = load_policy(o, pol);
+    if (ex == EX_OK && (ex = open_store(o, *pol, h)) != EX_OK) {
+        al_policy_free(*pol);
+        *pol = NULL;
+    }
+    return ex;
+}
+
+static cJSON *entry_json(const char *key, const al_entry *e)
+{
+    char when[40];
+    cJSON *j = cJSON_CreateObject();
+    if (!j)
+        return NULL;
+    cJSON_AddStringToObject(j, "key", key);
+    cJSON_AddNumberToObject(j, "size", (double)e->size);
+    if (e->has_tool)
+        cJSON_AddStringToObject(j, "tool", e->tool);
+    else
+        cJSON_AddNullToObject(j, "tool");
+    cJSON_AddStringToObject(j, "created", al_time_format(e->created_ns, when, sizeof when));
+    cJSON_AddNumberToObject(j, "original_size", (double)e->original_size);
+    cJSON_AddBoolToObject(j, "truncated", e->truncated);
+    return j;
+}
+
+/* ---- commands ----------------------------------------------------------- */
+static int cmd_init(opts *o, int argc, char **argv)
+{
+    uint64_t total = 0, result = 0, nevicted = 0;
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    al_stats s;
+    int ex, rc;
+    (void)argc;
+    (void)argv;
+
+    if (o->max_total && al_size_parse(o->max_total, &total)) {
+        msg("--max-total-bytes '%s': %s", q(o->max_total), al_strerror(AL_ESIZE));
+        return EX_USAGE;
+    }
+    if (o->max_result && al_size_parse(o->max_result, &result)) {
+        msg("--max-result-bytes '%s': %s", q(o->max_result), al_strerror(AL_ESIZE));
+        return EX_USAGE;
+    }
+    if (total && result > total) {
+        msg("--max-result-bytes %" PRIu64 " is above --max-total-bytes %" PRIu64
+            ": a result must fit in the store", result, total);
+        return EX_USAGE;
+    }
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    rc = al_store_init(h, total, result, &nevicted);
+    if (rc == AL_ELIMITS) {
+        al_stats cur;
+        if (al_store_stats(h, &cur) == 0 && result > cur.max_total_bytes)
+            msg("--max-result-bytes %" PRIu64 " is above the store's max_total_bytes %" PRIu64
+                ": a result must fit in the store", result, cur.max_total_bytes);
+        else
+            msg("limits refused for store '%s': %s", q(al_store_dir(h)), al_strerror(rc));
+        ex = EX_USAGE;
+        goto cleanup;
+    }
+    if (rc || (rc = al_store_stats(h, &s))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        if (j) {
+            cJSON_AddStringToObject(j, "store", al_store_dir(h));
+            cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "evicted", (double)nevicted);
+        }
+        ex = print_json(j);
+    } else {
+        printf("store %s: max_total_bytes %" PRIu64 ", max_result_bytes %" PRIu64 "\n",
+               al_store_dir(h), s.max_total_bytes, s.max_result_bytes);
+        if (nevicted)
+            printf("evicted %" PRIu64 " result%s to fit the new bound\n", nevicted,
+                   nevicted == 1 ? "" : "s");
+        ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+    }
+cleanup:
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_put(opts *o, int argc, char **argv)
+{
+    const char *key = argv[0];
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    char *data = NULL, *path = NULL;
+    size_t len = 0;
+    al_entry e;
+    int ex, rc;
+    (void)argc;
+
+    if ((rc = al_key_check(key)))
+        return report(rc, NULL, key);
+    if (o->tool && al_tool_check(o->tool)) {
+        msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
+        return EX_USAGE;
+    }
+    if ((ex = read_input(o->file, &data, &len)))
+        return ex;
+    if (len == 0) {
+        if (o->file)
+            msg("file '%s' is empty: nothing to store under '%s'", q(o->file), q(key));
+        else
+            msg("stdin is empty: nothing to store under '%s'", q(key));
+        free(data);
+        return EX_USAGE;
+    }
+    if ((ex = setup(o, &pol, &h)))
+        goto cleanup;
+    rc = al_store_put(h, key, data, len, o->tool, &e, &path);
+    if (rc) {
+        ex = report(rc, h, key);
+        goto cleanup;
+    }
+    if (e.truncated)
+        msg("'%s' was %" PRIu64 " bytes, over max_result_bytes: kept its head and tail, %" PRIu64
+            " bytes stored", q(key), e.original_size, e.size);
+    if (o->json) {
+        cJSON *j = entry_json(key, &e);
+        if (j)
+            cJSON_AddStringToObject(j, "path", path);
+        ex = print_json(j);
+    } else {
+        ex = write_all(path, strlen(path));
+        if (ex == EX_OK)
+            ex = write_all("\n", 1);
+    }
+cleanup:
+    al_free(path);
+    free(data);
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_offload(opts *o, int argc, char **argv)
+{
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    char *data = NULL, *out = NULL, *key = NULL, *path = NULL;
+    size_t len = 0, outlen = 0;
+    int ex, rc, offloaded = 0;
+    (void)argc;
+    (void)argv;
+
+    if (!o->tool)
+        return usage_error("offload needs --tool NAME");
+    if (!o->call_id)
+        return usage_error("offload needs --call-id RAW");
+    if (al_tool_check(o->tool)) {
+        msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
+        return EX_USAGE;
+    }
+    if ((ex = load_policy(o, &pol)))
+        return ex;
+    if ((ex = read_input(NULL, &data, &len)))
+        goto cleanup;
+    if (!al_policy_decide(pol, o->tool, data, len, NULL, NULL)) {
+        /* Kept in the conversation: the store is not even opened. */
+        if (o->json) {
+            cJSON *j = cJSON_CreateObject();
+            if (j) {
+                cJSON_AddFalseToObject(j, "offloaded");
+                cJSON_AddNullToObject(j, "key");
+                cJSON_AddNullToObject(j, "path");
+                cJSON_AddStringToObject(j, "text", data);
+            }
+            ex = print_json(j);
+        } else {
+            ex = write_all(data, len);
+        }
+        goto cleanup;
+    }
+    if ((ex = open_store(o, pol, &h)))
+        goto cleanup;
+    rc = al_key_derive(o->call_id, strlen(o->call_id), &key);
+    if (rc == 0)
+        rc = al_offload(h, pol, o->tool, o->call_id, strlen(o->call_id), data, len,
+                        &out, &outlen, &offloaded);
+    if (rc) {
+        ex = report(rc, h, key);
+        goto cleanup;
+    }
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        if (j) {
+            cJSON_AddBoolToObject(j, "offloaded", offloaded);
+            cJSON_AddStringToObject(j, "key", key);
+            if (al_store_path_of(h, key, &path) == 0)
+                cJSON_AddStringToObject(j, "path", path);
+            cJSON_AddStringToObject(j, "text", out);
+        }
+        ex = print_json(j);
+    } else {
+        ex = write_all(out, outlen);
+    }
+cleanup:
+    al_free(path);
+    al_free(key);
+    al_free(out);
+    free(data);
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_key(opts *o, int argc, char **argv)
+{
+    char *key = NULL;
+    int rc;
+    (void)argc;
+    rc = al_key_derive(argv[0], strlen(argv[0]), &key);
+    if (rc)
+        return report(rc, NULL, NULL);
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        if (j) {
+            cJSON_AddStringToObject(j, "raw", argv[0]);
+            cJSON_AddStringToObject(j, "key", key);
+        }
+        rc = print_json(j);
+    } else {
+        rc = write_all(key, strlen(key));
+        if (rc == EX_OK)
+            rc = write_all("\n", 1);
+    }
+    al_free(key);
+    return rc;
+}
+
+static int cmd_get(opts *o, int argc, char **argv)
+{
+    const char *key = argv[0];
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    void *data = NULL;
+    size_t len = 0;
+    al_entry e;
+    int ex, rc;
+    (void)argc;
+
+    if ((rc = al_key_check(key)))
+        return report(rc, NULL, key);
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    rc = al_store_get(h, key, &data, &len, &e);
+    if (rc == AL_EEVICTED)
+        ex = report_gone(key, &e);
+    else if (rc)
+        ex = report(rc, h, key);
+    else
+        ex = write_all(data, len);
+    al_free(data);
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+typedef struct ls_ctx {
+    int json;
+    int n;
+    int ex;
+} ls_ctx;
+
+static int ls_cb(const char *key, const al_entry *e, void *ctx)
+{
+    ls_ctx *c = ctx;
+    if (c->json) {
+        cJSON *j = entry_json(key, e);
+        char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+        cJSON_Delete(j);
+        if (!s)
+            return ENOMEM;
+        if (fputs(c->n ? "," : "", stdout) == EOF || fputs(s, stdout) == EOF) {
+            cJSON_free(s);
+            return EIO;
+        }
+        cJSON_free(s);
+    } else if (printf("%s\t%" PRIu64 "\t%s\n", key, e->size, e->tool) < 0) {
+        return EIO;
+    }
+    c->n++;
+    return 0;
+}
+
+static int cmd_ls(opts *o, int argc, char **argv)
+{
+    ls_ctx c = {o->json, 0, EX_OK};
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    int ex, rc;
+    (void)argc;
+    (void)argv;
+
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    if (o->json)
+        fputs("[", stdout);
+    rc = al_store_list(h, ls_cb, &c);
+    if (rc == AL_ENOSTORE)
+        rc = 0; /* no store yet: no entries */
+    if (o->json)
+        fputs("]\n", stdout);
+    if (fflush(stdout) != 0 && rc == 0) {
+        msg("cannot write to stdout: %s", strerror(errno));
+        ex = EX_FAIL;
+    } else if (rc) {
+        ex = report(rc, h, NULL);
+    }
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_stat(opts *o, int argc, char **argv)
+{
+    const char *key = argv[0];
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    al_entry e;
+    char when[40];
+    int ex, rc;
+    (void)argc;
+
+    if ((rc = al_key_check(key)))
+        return report(rc, NULL, key);
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    rc = al_store_stat(h, key, &e);
+    if (rc == 0) {
+        if (o->json) {
+            cJSON *j = entry_json(key, &e);
+            if (j)
+                cJSON_AddStringToObject(j, "state", "live");
+            ex = print_json(j);
+        } else {
+            printf("key: %s\nstate: live\nsize: %" PRIu64 "\ntool: %s\ncreated: %s\n"
+                   "original_size: %" PRIu64 "\ntruncated: %d\n",
+                   key, e.size, e.has_tool ? e.tool : "", al_time_format(e.created_ns, when, sizeof when),
+                   e.original_size, e.truncated);
+            ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+        }
+    } else if (rc == AL_EEVICTED) {
+        al_time_format(e.gone_ns, when, sizeof when);
+        if (o->json) {
+            cJSON *j = cJSON_CreateObject();
+            if (j) {
+                cJSON_AddStringToObject(j, "key", key);
+                cJSON_AddStringToObject(j, "state", "evicted");
+                cJSON_AddStringToObject(j, "evicted_at", when);
+                cJSON_AddStringToObject(j, "reason", al_reason_name(e.gone_reason));
+            }
+            print_json(j);
+        } else {
+            printf("key: %s\nstate: evicted\nevicted_at: %s\nreason: %s\n", key, when,
+                   al_reason_name(e.gone_reason));
+            fflush(stdout);
+        }
+        ex = report_gone(key, &e);
+    } else {
+        ex = report(rc, h, key);
+    }
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_rm(opts *o, int argc, char **argv)
+{
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    int ex = EX_OK, rc;
+
+    /* Refuse a bad key before removing anything. */
+    for (int i = 0; i < argc; i++)
+        if ((rc = al_key_check(argv[i])))
+            return report(rc, NULL, argv[i]);
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    for (int i = 0; i < argc; i++) {
+        al_entry e;
+        int one;
+        rc = al_store_remove(h, argv[i], &e);
+        if (rc == AL_EEVICTED)
+            one = report_gone(argv[i], &e);
+        else if (rc)
+            one = report(rc, h, argv[i]);
+        else
+            one = EX_OK;
+        if (ex == EX_OK)
+            ex = one; /* the first failure decides the exit code */
+    }
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+typedef struct drop_ctx {
+    const al_store *h;
+    int json;
+    cJSON *arr;
+} drop_ctx;
+
+static int drop_cb(const char *key, const al_entry *e, void *ctx)
+{
+    drop_ctx *d = ctx;
+    char *path = NULL;
+    (void)e;
+    if (d->json)
+        return cJSON_AddItemToArray(d->arr, cJSON_CreateString(key)) ? 0 : ENOMEM;
+    if (al_store_path_of(d->h, key, &path))
+        return ENOMEM;
+    printf("%s\n", path);
+    al_free(path);
+    return 0;
+}
+
+static int cmd_drop(opts *o, int argc, char **argv)
+{
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    drop_ctx d = {NULL, o->json, NULL};
+    char *text = NULL;
+    size_t len = 0, n = 0;
+    int ex, rc;
+    (void)argc;
+    (void)argv;
+
+    if ((ex = read_input(NULL, &text, &len)))
+        return ex;
+    if ((ex = setup(o, &pol, &h)))
+        goto cleanup;
+    d.h = h;
+    if (o->json && !(d.arr = cJSON_CreateArray())) {
+        ex = report(ENOMEM, h, NULL);
+        goto cleanup;
+    }
+    rc = al_store_drop_referenced(h, text, len, drop_cb, &d, &n);
+    if (rc) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if (o->json) {
+        ex = print_json(d.arr);
+        d.arr = NULL;
+    } else {
+        ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+    }
+cleanup:
+    cJSON_Delete(d.arr);
+    free(text);
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static int cmd_stats(opts *o, int argc, char **argv)
+{
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    al_stats s;
+    int ex, rc;
+    (void)argc;
+    (void)argv;
+
+    if ((ex = setup(o, &pol, &h)))
+        return ex;
+    rc = al_store_stats(h, &s);
+    if (rc) {
+        ex = report(rc, h, NULL);
+    } else if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        if (j) {
+            cJSON_AddNumberToObject(j, "entries", (double)s.entries);
+            cJSON_AddNumberToObject(j, "bytes", (double)s.bytes);
+            cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "evictions", (double)s.evictions);
+            cJSON_AddNumberToObject(j, "removals", (double)s.removals);
+            cJSON_AddNumberToObject(j, "tombstones", (double)s.tombstones);
+            cJSON_AddNumberToObject(j, "file_bytes", (double)s.file_bytes);
+            cJSON_AddStringToObject(j, "store", al_store_dir(h));
+        }
+        ex = print_json(j);
+    } else {
+        printf("store: %s\nentries: %" PRIu64 "\nbytes: %" PRIu64 "\nmax_total_bytes: %" PRIu64
+               "\nmax_result_bytes: %" PRIu64 "\nevictions: %" PRIu64 "\nremovals: %" PRIu64 "\n",
+               al_store_dir(h), s.entries, s.bytes, s.max_total_bytes, s.max_result_bytes,
+               s.evictions, s.removals);
+        ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+    }
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}
+
+static const cmd commands[] = {
+    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR, ""},
+    {"put", cmd_put, 1, 1, O_TOOL | O_FILE, " KEY"},
+    {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL, ""},
+    {"key", cmd_key, 1, 1, 0, " RAW"},
+    {"get", cmd_get, 1, 1, 0, " KEY"},
+    {"ls", cmd_ls, 0, 0, 0, ""},
+    {"stat", cmd_stat, 1, 1, 0, " KEY"},
+    {"rm", cmd_rm, 1, -1, 0, " KEY..."},
+    {"drop-referenced", cmd_drop, 0, 0, 0, ""},
+    {"stats", cmd_stats, 0, 0, 0, ""},
+};
+
+static const char *const opt_names[] = {"--tool", "--file", "--call-id",
+                                        "--max-total-bytes", "--max-result-bytes"};
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"namespace", required_argument, NULL, OPT_NAMESPACE},
+        {"mount", required_argument, NULL, OPT_MOUNT},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"tool", required_argument, NULL, OPT_TOOL},
+        {"file", required_argument, NULL, OPT_FILE},
+        {"call-id", required_argument, NULL, OPT_CALL_ID},
+        {"max-total-bytes", required_argument, NULL, OPT_MAX_TOTAL},
+        {"max-result-bytes", required_argument, NULL, OPT_MAX_RESULT},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    opts o = {0};
+    const cmd *c = NULL;
+    int ch, nargs;
+
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_STORE:
+            if (!*optarg)
+                return usage_error("--store needs a directory, got ''");
+            o.store = optarg;
+            break;
+        case OPT_NAMESPACE: o.ns = optarg; break;
+        case OPT_MOUNT: o.mount = optarg; break;
+        case OPT_CONFIG: o.config = optarg; break;
+        case OPT_JSON: o.json = 1; break;
+        case OPT_TOOL: o.tool = optarg; o.given |= O_TOOL; break;
+        case OPT_FILE: o.file = optarg; o.given |= O_FILE; break;
+        case OPT_CALL_ID: o.call_id = optarg; o.given |= O_CALL; break;
+        case OPT_MAX_TOTAL: o.max_total = optarg; o.given |= O_MAXT; break;
+        case OPT_MAX_RESULT: o.max_result = optarg; o.given |= O_MAXR; break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+        case 'V':
+            printf("agentlink %s\n", al_version());
+            return fflush(stdout) == 0 ? EX_OK : EX_FAIL;
+        case ':':
+            return usage_error("option '%s' needs a value", q(argv[optind - 1]));
+        default:
+            if (optopt)
+                return usage_error("unknown option '-%c'", optopt);
+            return usage_error("unknown option '%s'", q(argv[optind - 1]));
+        }
+    }
+    if (optind >= argc)
+        return usage_error("no command given");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[optind], commands[i].name) == 0)
+            c = &commands[i];
+    if (!c)
+        return usage_error("unknown command '%s'", q(argv[optind]));
+    for (unsigned b = 0; b < 5; b++)
+        if ((o.given & (1u << b)) && !(c->allowed & (1u << b)))
+            return usage_error("%s does not take %s", c->name, opt_names[b]);
+    nargs = argc - optind - 1;
+    if (nargs < c->min_args || (c->max_args >= 0 && nargs > c->max_args))
+        return usage_error("usage: agentlink %s%s", c->name, c->args);
+    return c->run(&o, nargs, argv + optind + 1);
+}

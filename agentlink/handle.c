@@ -1,0 +1,629 @@
+/* handle.c -- the al_store handle over the store: resolution of store,
+ * namespace and mount, put/get/stat/list/remove, drop-referenced, offload.
+ *
+ * The handle opens LMDB lazily and checks, before each call, that the
+ * data file it opened is still the one in the directory (device and inode):
+ * a store removed or replaced under a long-lived handle (a Python process,
+ * an agent runtime) is then re-opened instead of being written into an
+ * unlinked file nobody will ever read. */
+#include "agentlink/internal.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct al_store {
+    pthread_mutex_t mu;
+    char *dir, *ns, *mount;
+    char *datafile; /* DIR/data.mdb */
+    store *st;      /* NULL until first needed */
+    dev_t dev;
+    ino_t ino;
+};
+
+static char *join(const char *a, const char *b)
+{
+    al_buf buf = {0};
+    char *out = NULL;
+    al_buf_adds(&buf, a);
+    al_buf_adds(&buf, b);
+    al_buf_detach(&buf, &out, NULL);
+    return out;
+}
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* The default store directory of the contract. */
+static int default_dir(char **out)
+{
+    const char *x;
+    *out = NULL;
+    if (geteuid() == 0) {
+        *out = strdup("/var/lib/offloadfs");
+    } else if ((x = env("XDG_STATE_HOME")) && x[0] == '/') {
+        *out = join(x, "/offloadfs");
+    } else {
+        const char *home = env("HOME");
+        if (!home) {
+            struct passwd *pw = getpwuid(geteuid());
+            home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
+        }
+        if (!home)
+            return EINVAL;
+        *out = join(home, "/.local/state/offloadfs");
+    }
+    return *out ? 0 : ENOMEM;
+}
+
+/* Makes sure h->st is an open store on the directory's current data file.
+ * Without CREATE a missing store is AL_ENOSTORE. Called with h->mu held. */
+static int attach(al_store *h, int create)
+{
+    struct stat sb;
+    int have = stat(h->datafile, &sb) == 0;
+    int why = have ? 0 : errno;
+    int rc;
+
+    if (h->st && (!have || sb.st_dev != h->dev || sb.st_ino != h->ino)) {
+        store_close(h->st);
+        h->st = NULL;
+    }
+    if (h->st)
+        return 0;
+    if (!have && !create && (why == ENOENT || why == ENOTDIR)) {
+        /* A file where the directory should be is still worth naming. */
+        struct stat db;
+        if (stat(h->dir, &db) == 0 && !S_ISDIR(db.st_mode))
+            return ENOTDIR;
+        return AL_ENOSTORE;
+    }
+    rc = store_open(&h->st, h->dir, create ? STORE_CREATE : 0);
+    if (rc) {
+        h->st = NULL;
+        return rc == ENOENT || rc == STORE_ENOSTORE ? AL_ENOSTORE : al_err_from_store(rc);
+    }
+    if (stat(h->datafile, &sb) == 0) {
+        h->dev = sb.st_dev;
+        h->ino = sb.st_ino;
+    }
+    return 0;
+}
+
+int al_store_open(al_store **out, const char *dir, const char *ns,
+                  const char *mount, const al_policy *pol)
+{
+    al_store *h;
+    int rc;
+    size_t n;
+
+    if (!out)
+        return EINVAL;
+    *out = NULL;
+    if (dir && !*dir)
+        return EINVAL;
+    if (!ns)
+        ns = env("OFFLOADFS_NAMESPACE");
+    if (!ns)
+        ns = al_policy_namespace(pol);
+    if (!ns)
+        ns = STORE_DEFAULT_NAMESPACE;
+    if ((rc = store_name_check(ns, strlen(ns))))
+        return al_err_from_store(rc);
+    if (!mount)
+        mount = env("OFFLOADFS_MOUNT");
+    if (!mount)
+        mount = al_policy_mount(pol);
+    if (!mount)
+        mount = "/large_tool_results";
+    if (mount[0] != '/')
+        return AL_EMOUNT;
+
+    h = calloc(1, sizeof *h);
+    if (!h)
+        return ENOMEM;
+    pthread_mutex_init(&h->mu, NULL);
+    rc = ENOMEM;
+    if (!dir)
+        dir = env("OFFLOADFS_STORE");
+    if (dir) {
+        if (!(h->dir = strdup(dir)))
+            goto fail;
+    } else if ((rc = default_dir(&h->dir))) {
+        goto fail;
+    }
+    rc = ENOMEM;
+    if (!(h->ns = strdup(ns)) || !(h->mount = strdup(mount)))
+        goto fail;
+    n = strlen(h->mount);
+    while (n > 1 && h->mount[n - 1] == '/')
+        h->mount[--n] = '\0';
+    if (!(h->datafile = join(h->dir, "/data.mdb")))
+        goto fail;
+    /* Open now when there is a store, so a damaged or foreign one is
+     * reported at once; a missing one waits for the first write. */
+    rc = attach(h, 0);
+    if (rc && rc != AL_ENOSTORE)
+        goto fail;
+    *out = h;
+    return 0;
+fail:
+    al_store_close(h);
+    return rc;
+}
+
+void al_store_close(al_store *h)
+{
+    if (!h)
+        return;
+    store_close(h->st);
+    pthread_mutex_destroy(&h->mu);
+    free(h->dir);
+    free(h->ns);
+    free(h->mount);
+    free(h->datafile);
+    free(h);
+}
+
+const char *al_store_dir(const al_store *h)
+{
+    return h->dir;
+}
+
+const char *al_store_namespace(const al_store *h)
+{
+    return h->ns;
+}
+
+const char *al_store_mount(const al_store *h)
+{
+    return h->mount;
+}
+
+int al_store_path_of(const al_store *h, const char *key, char **path)
+{
+    al_buf b = {0};
+    int rc;
+    *path = NULL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    al_buf_adds(&b, h->mount);
+    if (strcmp(h->mount, "/") != 0)
+        al_buf_addc(&b, '/');
+    al_buf_adds(&b, key);
+    return al_buf_detach(&b, path, NULL);
+}
+
+int al_store_key_of(const al_store *h, const char *ref, char **key)
+{
+    size_t m = strlen(h->mount);
+    const char *k = ref;
+    int rc;
+    if (!ref || !key)
+        return EINVAL;
+    *key = NULL;
+    if (strchr(ref, '/')) {
+        if (strcmp(h->mount, "/") == 0)
+            k = ref + 1;
+        else if (strncmp(ref, h->mount, m) == 0 && ref[m] == '/')
+            k = ref + m + 1;
+        else
+            return AL_ENOTMOUNT;
+        if (strchr(k, '/') || !*k)
+            return AL_ENOTMOUNT;
+    }
+    if ((rc = al_key_check(k)))
+        return rc;
+    *key = strdup(k);
+    return *key ? 0 : ENOMEM;
+}
+
+static void entry_from(al_entry *e, const store_entry *se)
+{
+    if (!e)
+        return;
+    memset(e, 0, sizeof *e);
+    e->size = se->size;
+    e->created_ns = se->created_ns;
+    e->original_size = se->original_size;
+    e->truncated = se->truncated;
+    e->has_tool = se->has_tool;
+    if (se->has_tool) {
+        size_t n = strnlen(se->tool, sizeof se->tool - 1);
+        if (n > sizeof e->tool - 1)
+            n = sizeof e->tool - 1;
+        memcpy(e->tool, se->tool, n);
+    }
+}
+
+static void entry_from_tomb(al_entry *e, const store_tomb *t)
+{
+    if (!e)
+        return;
+    memset(e, 0, sizeof *e);
+    e->gone_ns = t->when_ns;
+    e->gone_reason = t->reason == STORE_REASON_REMOVED ? AL_REASON_REMOVED : AL_REASON_EVICTED;
+}
+
+/* Writes with h->mu held. *CUT gets the cut copy when the value was cut
+ * (yours), else NULL: the stored bytes are *CUT or DATA. */
+static int put_locked(al_store *h, const char *key, const void *data, size_t len,
+                      const char *tool, al_entry *e, void **cut, size_t *stored_len)
+{
+    store_limits lim;
+    store_entry se;
+    store_meta meta = {tool, 0, (uint64_t)len, 0};
+    int rc, tries = 0;
+
+    *cut = NULL;
+    *stored_len = len;
+    if ((rc = attach(h, 1)))
+        return rc;
+again:
+    if ((rc = store_limits_get(h->st, &lim)))
+        return al_err_from_store(rc);
+    free(*cut);
+    *cut = NULL;
+    if ((rc = al_cut(data, len, lim.max_result_bytes, cut, stored_len)))
+        return rc;
+    meta.truncated = *cut != NULL;
+    rc = store_put(h->st, h->ns, key, *cut ? *cut : data, *stored_len, &meta, &se);
+    if (rc == STORE_ETOOBIG && tries++ < 3)
+        goto again; /* the limit was lowered between our read and the write */
+    if (rc) {
+        free(*cut);
+        *cut = NULL;
+        return al_err_from_store(rc);
+    }
+    entry_from(e, &se);
+    return 0;
+}
+
+int al_store_put(al_store *h, const char *key, const void *data, size_t len,
+                 const char *tool, al_entry *e, char **path)
+{
+    void *cut = NULL;
+    size_t stored;
+    int rc;
+
+    if (path)
+        *path = NULL;
+    if (!h || (!data && len > 0))
+        return EINVAL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    if (tool && (rc = al_tool_check(tool)))
+        return rc;
+    if (path && (rc = al_store_path_of(h, key, path)))
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    rc = put_locked(h, key, data ? data : "", len, tool, e, &cut, &stored);
+    pthread_mutex_unlock(&h->mu);
+    free(cut);
+    if (rc && path) {
+        free(*path);
+        *path = NULL;
+    }
+    return rc;
+}
+
+static int lookup_locked(al_store *h, const char *key, al_entry *e)
+{
+    store_entry se;
+    store_tomb t;
+    int rc = attach(h, 0);
+    if (rc)
+        return rc;
+    rc = store_lookup(h->st, h->ns, key, &se, &t);
+    if (rc == 0)
+        entry_from(e, &se);
+    else if (rc == STORE_EEVICTED)
+        entry_from_tomb(e, &t);
+    return al_err_from_store(rc);
+}
+
+int al_store_stat(al_store *h, const char *key, al_entry *e)
+{
+    int rc;
+    if (!h)
+        return EINVAL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    rc = lookup_locked(h, key, e);
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+int al_store_get(al_store *h, const char *key, void **data, size_t *len,
+                 al_entry *e)
+{
+    store_entry se;
+    store_tomb t;
+    int rc;
+
+    if (!h || !data || !len)
+        return EINVAL;
+    *data = NULL;
+    *len = 0;
+    if ((rc = al_key_check(key)))
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0) {
+        rc = store_get(h->st, h->ns, key, data, len, &se, &t);
+        if (rc == 0)
+            entry_from(e, &se);
+        else if (rc == STORE_EEVICTED)
+            entry_from_tomb(e, &t);
+        rc = al_err_from_store(rc);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+int al_store_remove(al_store *h, const char *key, al_entry *e)
+{
+    int rc;
+    if (!h)
+        return EINVAL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0) {
+        rc = al_err_from_store(store_remove(h->st, h->ns, key));
+        /* Already gone: say when and why. */
+        if (rc == AL_EEVICTED || rc == AL_ENOTFOUND)
+            lookup_locked(h, key, e);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+typedef struct list_ctx {
+    al_list_fn fn;
+    void *ctx;
+} list_ctx;
+
+static int list_cb(const char *key, size_t keylen, const store_entry *se, void *ctx)
+{
+    list_ctx *lc = ctx;
+    al_entry e;
+    (void)keylen;
+    entry_from(&e, se);
+    return lc->fn(key, &e, lc->ctx);
+}
+
+int al_store_list(al_store *h, al_list_fn fn, void *ctx)
+{
+    list_ctx lc = {fn, ctx};
+    int rc;
+    if (!h || !fn)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_list(h->st, h->ns, NULL, list_cb, &lc));
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+int al_store_stats(al_store *h, al_stats *out)
+{
+    store_stats s;
+    int rc;
+    if (!h || !out)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, &s));
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        return rc;
+    out->entries = s.entries;
+    out->bytes = s.bytes;
+    out->max_total_bytes = s.max_total_bytes;
+    out->max_result_bytes = s.max_result_bytes;
+    out->evictions = s.evictions;
+    out->removals = s.removals;
+    out->tombstones = s.tombstones;
+    out->file_bytes = s.file_bytes;
+    return 0;
+}
+
+int al_store_init(al_store *h, uint64_t max_total_bytes,
+                  uint64_t max_result_bytes, uint64_t *nevicted)
+{
+    store_limits lim = {max_total_bytes, max_result_bytes, 0};
+    int rc;
+    if (nevicted)
+        *nevicted = 0;
+    if (!h)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 1);
+    if (rc == 0 && (max_total_bytes || max_result_bytes))
+        rc = al_err_from_store(store_limits_set(h->st, &lim, nevicted));
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+/* ---- drop-referenced ---------------------------------------------------- */
+typedef struct drop_ctx {
+    const char *text;
+    size_t len, plen;   /* PLEN: length of MOUNT "/" */
+    size_t *pos;        /* offsets where MOUNT "/" starts */
+    size_t npos;
+    char **best;        /* longest live key found at each offset */
+    size_t *bestlen;
+    int oom;
+} drop_ctx;
+
+static int drop_cb(const char *key, const al_entry *e, void *ctx)
+{
+    drop_ctx *d = ctx;
+    size_t kl = strlen(key);
+    (void)e;
+    for (size_t i = 0; i < d->npos; i++) {
+        size_t at = d->pos[i] + d->plen;
+        if (at + kl > d->len || kl <= d->bestlen[i] || memcmp(d->text + at, key, kl) != 0)
+            continue;
+        char *k = strdup(key);
+        if (!k) {
+            d->oom = 1;
+            return ENOMEM;
+        }
+        free(d->best[i]);
+        d->best[i] = k;
+        d->bestlen[i] = kl;
+    }
+    return 0;
+}
+
+int al_store_drop_referenced(al_store *h, const void *text, size_t len,
+                             al_list_fn fn, void *ctx, size_t *ndropped)
+{
+    drop_ctx d = {0};
+    list_ctx lc = {drop_cb, &d};
+    char *prefix = NULL;
+    size_t dropped = 0;
+    int rc = 0;
+
+    if (ndropped)
+        *ndropped = 0;
+    if (!h || (!text && len > 0))
+        return EINVAL;
+    prefix = strcmp(h->mount, "/") == 0 ? strdup("/") : join(h->mount, "/");
+    if (!prefix)
+        return ENOMEM;
+    d.text = text;
+    d.len = len;
+    d.plen = strlen(prefix);
+    for (const char *p = text, *end = (const char *)text + len;
+         p && p < end; p++) {
+        p = memmem(p, (size_t)(end - p), prefix, d.plen);
+        if (!p)
+            break;
+        size_t *np = realloc(d.pos, (d.npos + 1) * sizeof *np);
+        if (!np) {
+            rc = ENOMEM;
+            goto cleanup;
+        }
+        d.pos = np;
+        d.pos[d.npos++] = (size_t)(p - (const char *)text);
+    }
+    if (d.npos == 0)
+        goto cleanup;
+    d.best = calloc(d.npos, sizeof *d.best);
+    d.bestlen = calloc(d.npos, sizeof *d.bestlen);
+    if (!d.best || !d.bestlen) {
+        rc = ENOMEM;
+        goto cleanup;
+    }
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_list(h->st, h->ns, NULL, list_cb, &lc));
+    if (rc == AL_ENOSTORE)
+        rc = 0; /* no store: nothing is referenced */
+    for (size_t i = 0; rc == 0 && i < d.npos; i++) {
+        store_entry se;
+        al_entry e;
+        int r;
+        if (!d.best[i])
+            continue;
+        /* The same key may be referenced many times: remove it once. */
+        for (size_t j = i + 1; j < d.npos; j++)
+            if (d.best[j] && strcmp(d.best[j], d.best[i]) == 0) {
+                free(d.best[j]);
+                d.best[j] = NULL;
+            }
+        if (store_lookup(h->st, h->ns, d.best[i], &se, NULL) != 0)
+            continue; /* gone since the listing */
+        r = store_remove(h->st, h->ns, d.best[i]);
+        if (r == STORE_ENOTFOUND || r == STORE_EEVICTED)
+            continue;
+        if (r) {
+            rc = al_err_from_store(r);
+            break;
+        }
+        dropped++;
+        entry_from(&e, &se);
+        if (fn)
+            rc = fn(d.best[i], &e, ctx);
+    }
+    pthread_mutex_unlock(&h->mu);
+cleanup:
+    if (ndropped)
+        *ndropped = dropped;
+    for (size_t i = 0; d.best && i < d.npos; i++)
+        free(d.best[i]);
+    free(d.best);
+    free(d.bestlen);
+    free(d.pos);
+    free(prefix);
+    return rc;
+}
+
+/* ---- offload -------------------------------------------------------------- */
+int al_offload(al_store *h, const al_policy *pol, const char *tool,
+               const void *call_id, size_t call_id_len, const void *data,
+               size_t len, char **out, size_t *outlen, int *offloaded)
+{
+    al_preview pv;
+    al_entry e;
+    char *key = NULL, *path = NULL;
+    void *cut = NULL;
+    size_t stored;
+    int rc;
+
+    if (offloaded)
+        *offloaded = 0;
+    if (!out || !h || (!data && len > 0) || (!call_id && call_id_len > 0))
+        return EINVAL;
+    *out = NULL;
+    if (tool && (rc = al_tool_check(tool)))
+        return rc;
+    if (!al_policy_decide(pol, tool, data, len, NULL, NULL)) {
+        char *copy = malloc(len + 1);
+        if (!copy)
+            return ENOMEM;
+        if (len)
+            memcpy(copy, data, len);
+        copy[len] = '\0';
+        *out = copy;
+        if (outlen)
+            *outlen = len;
+        return 0;
+    }
+    if ((rc = al_key_derive(call_id, call_id_len, &key)))
+        return rc;
+    if ((rc = al_store_path_of(h, key, &path)))
+        goto cleanup;
+    pthread_mutex_lock(&h->mu);
+    rc = put_locked(h, key, data, len, tool, &e, &cut, &stored);
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        goto cleanup;
+    al_policy_preview(pol, &pv);
+    /* The pointer is built from exactly the bytes handed to the store. */
+    rc = al_pointer_text(path, tool, cut ? cut : data, stored, (uint64_t)len,
+                         &pv, out, outlen);
+    if (rc == 0 && offloaded)
+        *offloaded = 1;
+cleanup:
+    free(cut);
+    free(path);
+    free(key);
+    return rc;
+}

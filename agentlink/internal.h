@@ -1,0 +1,51 @@
+/* internal.h -- helpers shared by the agentlink sources. Not installed. */
+#ifndef OFFLOADFS_AGENTLINK_INTERNAL_H
+#define OFFLOADFS_AGENTLINK_INTERNAL_H
+
+#include "agentlink/agentlink.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* A growable byte buffer. Once an allocation fails, every later add is a
+ * no-op and failed stays set, so callers check once at the end. */
+typedef struct al_buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} al_buf;
+
+void al_buf_add(al_buf *b, const void *data, size_t n);
+void al_buf_adds(al_buf *b, const char *s);
+void al_buf_addc(al_buf *b, char c);
+void al_buf_addf(al_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Hands the NUL-terminated contents to the caller (*OUT, yours) and
+ * resets B. Returns 0 or ENOMEM (then B is released and *OUT NULL). */
+int al_buf_detach(al_buf *b, char **out, size_t *outlen);
+void al_buf_release(al_buf *b);
+
+/* Length of the valid UTF-8 sequence at S (N > 0 bytes left), or 0 when
+ * the byte at S does not start one. *CP (may be NULL) gets the code point. */
+size_t al_utf8_seq(const unsigned char *s, size_t n, unsigned *cp);
+
+/* Converts a store error code into the AL_E* code at the same offset;
+ * errno values and 0 pass through. The one place that translates. */
+int al_err_from_store(int rc);
+
+/* Checks a tool name: 1..255 bytes, valid UTF-8, no control character. */
+int al_tool_check(const char *tool);
+
+/* Appends S to B quoted for a POSIX shell when it needs it ('...'). */
+void al_buf_add_shell(al_buf *b, const char *s);
+
+/* Appends N bytes at S for a one-line message: bytes that are controls or
+ * invalid UTF-8 are written as \xHH, backslash as \\. */
+void al_buf_add_printable(al_buf *b, const char *s, size_t n);
+
+/* Text of a whole file read into memory. Returns 0 or an errno value
+ * (EISDIR for a directory); *OUT yours (NUL-terminated), *LEN its length.
+ * Refuses files over LIMIT bytes with EFBIG. */
+int al_file_read(const char *path, size_t limit, char **out, size_t *len);
+
+#endif

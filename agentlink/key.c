@@ -1,0 +1,191 @@
+/* key.c -- store keys from raw tool call ids, and the SHA-256 they use.
+ *
+ * Why SHA-256 and not a quick FNV: call ids come from model providers and
+ * sometimes from the model itself, so two different ids must not be made
+ * to share a key on purpose either; a 64-bit prefix of SHA-256 has no known
+ * way to force that, FNV-1a does. The cost (about 1 us for a 1.5 KB id)
+ * is nothing next to an fsync'd write. */
+#include "agentlink/internal.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- SHA-256 (FIPS 180-4) ------------------------------------------------ */
+typedef struct sha256 {
+    uint32_t h[8];
+    uint64_t total;
+    unsigned char block[64];
+    size_t fill;
+} sha256;
+
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+    0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+    0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static uint32_t ror(uint32_t x, unsigned n)
+{
+    return (x >> n) | (x << (32 - n));
+}
+
+static void sha256_block(sha256 *s, const unsigned char *p)
+{
+    uint32_t w[64], a, b, c, d, e, f, g, h;
+    for (unsigned i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+               (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+    for (unsigned i = 16; i < 64; i++) {
+        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = s->h[0]; b = s->h[1]; c = s->h[2]; d = s->h[3];
+    e = s->h[4]; f = s->h[5]; g = s->h[6]; h = s->h[7];
+    for (unsigned i = 0; i < 64; i++) {
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) +
+                      ((e & f) ^ (~e & g)) + K[i] + w[i];
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) +
+                      ((a & b) ^ (a & c) ^ (b & c));
+        h = g; g = f; f = e; e = d + t1;
+        d = c; c = b; b = a; a = t1 + t2;
+    }
+    s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
+    s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+}
+
+static void sha256_init(sha256 *s)
+{
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                   0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                   0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, iv, sizeof iv);
+    s->total = 0;
+    s->fill = 0;
+}
+
+static void sha256_update(sha256 *s, const unsigned char *p, size_t n)
+{
+    s->total += n;
+    while (n > 0) {
+        size_t k = 64 - s->fill < n ? 64 - s->fill : n;
+        memcpy(s->block + s->fill, p, k);
+        s->fill += k;
+        p += k;
+        n -= k;
+        if (s->fill == 64) {
+            sha256_block(s, s->block);
+            s->fill = 0;
+        }
+    }
+}
+
+static void sha256_final(sha256 *s, unsigned char out[32])
+{
+    uint64_t bits = s->total * 8;
+    unsigned char pad = 0x80, zero = 0, len[8];
+    sha256_update(s, &pad, 1);
+    while (s->fill != 56)
+        sha256_update(s, &zero, 1);
+    for (unsigned i = 0; i < 8; i++)
+        len[i] = (unsigned char)(bits >> (56 - 8 * i));
+    sha256_update(s, len, 8);
+    for (unsigned i = 0; i < 8; i++) {
+        out[4 * i] = (unsigned char)(s->h[i] >> 24);
+        out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
+        out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
+        out[4 * i + 3] = (unsigned char)s->h[i];
+    }
+}
+
+/* Exposed for the tests (declared there): hex of the full digest. */
+void al_sha256_hex(const void *data, size_t len, char hex[65]);
+void al_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char d[32];
+    sha256 s;
+    sha256_init(&s);
+    sha256_update(&s, data, len);
+    sha256_final(&s, d);
+    for (unsigned i = 0; i < 32; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
+    hex[64] = '\0';
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+/* Whether NAME (LEN bytes) ends the way every derived key ends. */
+static int looks_derived(const char *name, size_t len)
+{
+    if (len < AL_KEY_HASH_LEN || name[len - AL_KEY_HASH_LEN] != '~')
+        return 0;
+    for (size_t i = len - AL_KEY_HASH_LEN + 1; i < len; i++)
+        if (!strchr("0123456789abcdef", name[i]) || name[i] == '\0')
+            return 0;
+    return 1;
+}
+
+int al_key_derive(const void *raw, size_t len, char **key)
+{
+    const unsigned char *s = raw;
+    char hex[65], *k;
+    size_t n = 0;
+
+    if (!key || (!raw && len > 0))
+        return EINVAL;
+    *key = NULL;
+    if (len <= AL_KEY_ASIS_MAX && store_name_check(raw, len) == 0 &&
+        !looks_derived(raw, len)) {
+        k = malloc(len + 1);
+        if (!k)
+            return ENOMEM;
+        memcpy(k, raw, len);
+        k[len] = '\0';
+        *key = k;
+        return 0;
+    }
+
+    k = malloc(AL_KEY_PREFIX_MAX + AL_KEY_HASH_LEN + 1);
+    if (!k)
+        return ENOMEM;
+    /* The readable prefix: whole characters only, so clipping never splits
+     * one; bad bytes become '_' one for one. */
+    for (size_t i = 0; i < len;) {
+        size_t q = al_utf8_seq(s + i, len - i, NULL);
+        if (q == 0 || s[i] < 0x20 || s[i] == 0x7f || s[i] == '/' || s[i] == ' ') {
+            if (n + 1 > AL_KEY_PREFIX_MAX)
+                break;
+            k[n++] = '_';
+            i += q ? q : 1;
+            continue;
+        }
+        if (n == 0 && s[i] == '.') { /* no leading dots */
+            i++;
+            continue;
+        }
+        if (n + q > AL_KEY_PREFIX_MAX)
+            break;
+        memcpy(k + n, s + i, q);
+        n += q;
+        i += q;
+    }
+    al_sha256_hex(raw, len, hex);
+    k[n++] = '~';
+    memcpy(k + n, hex, AL_KEY_HASH_LEN - 1);
+    n += AL_KEY_HASH_LEN - 1;
+    k[n] = '\0';
+    *key = k;
+    return 0;
+}

@@ -1,0 +1,249 @@
+"""test_binding.py -- the Python binding (agentlink/python/agentlink.py).
+
+Run by tests/run.sh as: python3 -m unittest -v tests/agentlink/test_binding.py
+"""
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "agentlink", "python"))
+BUILD = os.environ.get("OFFLOADFS_BUILD") or os.path.join(TOP, "build")
+CLI = os.path.join(BUILD, "agentlink")
+
+import agentlink  # noqa: E402
+
+ENV_VARS = ("OFFLOADFS_STORE", "OFFLOADFS_NAMESPACE", "OFFLOADFS_MOUNT", "OFFLOADFS_CONFIG")
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="offloadfs-py.")
+        self.dir = os.path.join(self.tmp, "store")
+        self.saved = {k: os.environ.pop(k, None) for k in ENV_VARS}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def cli(self, *args, stdin=b""):
+        return subprocess.run([CLI, "--store", self.dir, *args], input=stdin,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+class HaystackShape(Base):
+    def test_write_then_read_round_trips_by_path_and_key(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        content = "Résumé of the search ✓\n" * 2000
+        path = store.write(key="call_1", content=content)
+        self.assertEqual(path, "/large_tool_results/call_1")
+        self.assertEqual(store.read(path), content)
+        self.assertEqual(store.read("call_1"), content)
+        # the CLI sees the same bytes
+        got = self.cli("get", "call_1")
+        self.assertEqual(got.returncode, 0)
+        self.assertEqual(got.stdout, content.encode())
+
+    def test_write_replaces_an_existing_key(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        store.write(key="k", content="first")
+        store.write(key="k", content="second")
+        self.assertEqual(store.read("k"), "second")
+
+    def test_read_of_a_never_written_key_raises_file_not_found(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        with self.assertRaises(FileNotFoundError):
+            store.read("never")  # no store at all yet
+        self.assertFalse(os.path.exists(self.dir))
+        store.write(key="other", content="x")
+        with self.assertRaises(FileNotFoundError) as cm:
+            store.read("/large_tool_results/never")
+        self.assertEqual(cm.exception.filename, "/large_tool_results/never")
+
+    def test_read_of_an_evicted_key_raises_evicted_error(self):
+        self.assertEqual(self.cli("init", "--max-total-bytes", "100K").returncode, 0)
+        store = agentlink.ToolResultStore(store=self.dir)
+        for k in ("a", "b", "c"):
+            store.write(key=k, content="z" * 40000)
+        with self.assertRaises(agentlink.EvictedError) as cm:
+            store.read("a")
+        e = cm.exception
+        self.assertIsInstance(e, LookupError)
+        self.assertEqual(e.reason, "evicted")
+        self.assertEqual(e.key, "a")
+        self.assertRegex(e.evicted_at, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertIn("evicted", str(e))
+        self.assertIn("run the tool again", str(e))
+        self.assertEqual(store.read("c"), "z" * 40000)
+
+    def test_delete_leaves_the_key_removed(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        path = store.write(key="k", content="v")
+        store.delete(path)
+        with self.assertRaises(agentlink.EvictedError) as cm:
+            store.read(path)
+        self.assertEqual(cm.exception.reason, "removed")
+
+    def test_invalid_keys_and_foreign_paths_raise_value_error(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        with self.assertRaisesRegex(ValueError, r"key '\.x' starts with '\.'"):
+            store.write(key=".x", content="v")
+        with self.assertRaisesRegex(ValueError, "not a path directly under the mount"):
+            store.read("/etc/passwd")
+        self.assertFalse(os.path.exists(self.dir))
+
+    def test_mount_and_namespace_follow_argument_then_environment(self):
+        os.environ["OFFLOADFS_STORE"] = self.dir
+        os.environ["OFFLOADFS_NAMESPACE"] = "envns"
+        os.environ["OFFLOADFS_MOUNT"] = "/env/mnt"
+        store = agentlink.ToolResultStore()
+        self.assertEqual((store.store, store.namespace, store.mount),
+                         (self.dir, "envns", "/env/mnt"))
+        self.assertEqual(store.write(key="k", content="v"), "/env/mnt/k")
+        self.assertEqual(store.read("/env/mnt/k"), "v")
+        mine = agentlink.ToolResultStore(namespace="mine", mount="/m/")
+        self.assertEqual((mine.namespace, mine.mount), ("mine", "/m"))
+        with self.assertRaises(FileNotFoundError):
+            mine.read("k")  # namespaces are isolated
+        self.assertEqual(self.cli("get", "k", "--namespace", "envns").stdout, b"v")
+
+    def test_bytes_are_kept_exactly(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        blob = bytes(range(256)) * 10
+        store.write(key="bin", content=blob)
+        self.assertEqual(store.read_bytes("bin"), blob)
+        self.assertIn("\ufffd", store.read("bin"))
+
+
+class Offload(Base):
+    def test_small_results_come_back_unchanged(self):
+        content = "short"
+        self.assertIs(agentlink.offload("bash", "id1", content, store=self.dir), content)
+        self.assertFalse(os.path.exists(self.dir))
+
+    def test_large_results_become_a_pointer_to_the_stored_bytes(self):
+        content = "".join("line %d\n" % i for i in range(40000))
+        text = agentlink.offload("bash", "call/../1", content, store=self.dir)
+        key = agentlink.derive_key("call/../1")
+        self.assertIn("/large_tool_results/" + key, text)
+        self.assertIn('"No data available"', text)
+        self.assertLess(len(text), 4096)
+        store = agentlink.ToolResultStore(store=self.dir)
+        self.assertEqual(store.read(key), content)
+
+    def test_config_decides_per_tool(self):
+        config = {"rules": [{"tools": ["web_search"], "offload": "always"},
+                            {"tools": ["*"], "offload": "never"}]}
+        self.assertEqual(agentlink.offload("bash", "b", "x" * 100000, config, store=self.dir),
+                         "x" * 100000)
+        text = agentlink.offload("web_search", "w", "tiny", config, store=self.dir)
+        self.assertTrue(text.startswith("[offloadfs]"))
+
+    def test_config_file_and_environment(self):
+        path = os.path.join(self.tmp, "p.json")
+        with open(path, "w") as f:
+            f.write('{"mount": "/cfg", "rules": [{"tools": ["*"], "offload": "always"}]}')
+        self.assertIn("/cfg/k1\n", agentlink.offload("t", "k1", "v", path, store=self.dir))
+        os.environ["OFFLOADFS_CONFIG"] = path
+        self.assertIn("/cfg/k2\n", agentlink.offload("t", "k2", "v", store=self.dir))
+
+    def test_a_refused_config_raises_and_writes_nothing(self):
+        bad = {"rules": [{"tools": ["a"], "offload": {"over_chars": "4000"}}]}
+        with self.assertRaisesRegex(agentlink.ConfigError,
+                                    r"field 'rules\[0\]\.offload\.over_chars': expected a non-negative integer"):
+            agentlink.offload("a", "x", "v" * 100000, bad, store=self.dir)
+        with self.assertRaisesRegex(agentlink.ConfigError, "No such file"):
+            agentlink.offload("a", "x", "v", os.path.join(self.tmp, "none.json"), store=self.dir)
+        self.assertFalse(os.path.exists(self.dir))
+
+    def test_derive_key_matches_the_cli(self):
+        for raw in ("call_1", "a/b", "x" * 1500, "..", "id with space"):
+            cli = subprocess.run([CLI, "key", raw], stdout=subprocess.PIPE, check=True)
+            self.assertEqual(agentlink.derive_key(raw), cli.stdout.decode().rstrip("\n"))
+
+
+class Robustness(Base):
+    def test_a_store_that_disappears_reads_as_empty_and_comes_back(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        store.write(key="k", content="v")
+        shutil.rmtree(self.dir)
+        with self.assertRaises(FileNotFoundError):
+            store.read("k")
+        store.write(key="k2", content="again")
+        self.assertEqual(store.read("k2"), "again")
+        self.assertEqual(self.cli("get", "k2").stdout, b"again")
+
+    @unittest.skipIf("libasan" in os.environ.get("LD_PRELOAD", ""),
+                     "ASan's quarantine keeps freed memory: RSS says nothing there")
+    def test_no_leak_over_many_calls(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        content = "y" * 100000
+
+        def burst(n):
+            for i in range(n):
+                store.write(key="k%d" % (i % 10), content=content)
+                store.read("k%d" % (i % 10))
+                try:
+                    store.read("missing")
+                except FileNotFoundError:
+                    pass
+                agentlink.derive_key("a/b" * 100)
+
+        burst(200)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        burst(1500)
+        grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        # a leak of one 100 KB value per call would be 150 MB
+        self.assertLess(grown_kb, 20 * 1024)
+
+    def test_threads_share_one_store(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        errors = []
+
+        def worker(n):
+            try:
+                for i in range(50):
+                    key = "t%d-%d" % (n, i)
+                    store.write(key=key, content=key * 100)
+                    if store.read(key) != key * 100:
+                        errors.append(key)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def test_closed_store_raises(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        store.close()
+        store.close()  # twice is fine
+        with self.assertRaises(ValueError):
+            store.read("k")
+
+    def test_agentlink_lib_is_honoured(self):
+        code = "import agentlink; agentlink.derive_key('x')"
+        env = dict(os.environ, AGENTLINK_LIB="/nonexistent/libagentlink.so",
+                   PYTHONPATH=os.path.join(TOP, "agentlink", "python"))
+        r = subprocess.run([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(b"/nonexistent/libagentlink.so", r.stderr)
+        env["AGENTLINK_LIB"] = os.path.join(BUILD, "libagentlink.so")
+        r = subprocess.run([sys.executable, "-c", code], env=env)
+        self.assertEqual(r.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
