@@ -1,0 +1,135 @@
+/* fs.h -- offloadfs internals: the daemon state and the pieces that share it.
+ *
+ * The daemon mounts one namespace of one store read-only. main.c parses the
+ * command line and owns startup and shutdown; ops.c holds the FUSE low-level
+ * handlers; watch.c runs the change watcher that tells the kernel what to
+ * forget when another process writes the store.
+ *
+ * Caveats
+ * =======
+ * - Inode numbers: the root is 1; every other inode number is the immutable
+ *   store version id of one write (store_entry.version, always >= 2). A
+ *   replaced key is therefore a new inode, and an inode's bytes never change:
+ *   the kernel may cache them (keep_cache, no-open) for as long as it likes,
+ *   and a handle opened on one version can only read that version, or get
+ *   ENODATA once it is gone. No per-inode state is kept in the daemon, so
+ *   forget() has nothing to do.
+ * - Caching: entries and attributes are given long timeouts
+ *   (OFS_CACHE_TIMEOUT); correctness comes from explicit invalidation by the
+ *   watcher thread, which never runs inside a request handler (a notify from
+ *   a handler can deadlock on the directory lock the kernel holds).
+ * - A lookup racing a write cannot leave a stale dentry behind: the kernel
+ *   holds the directory lock for the whole of a lookup or readdirplus, and
+ *   fuse_lowlevel_notify_inval_entry() takes it exclusively, so an
+ *   invalidation sent after the write commits lands after any reply built
+ *   from older data.
+ * - fork(): the store is opened only after fuse_daemonize() (LMDB handles
+ *   must not cross fork()); startup probes it once before mounting and
+ *   closes that handle again, only to report a missing store clearly.
+ * - Errors: store codes become errno values in ofs_errno() and nowhere else.
+ *
+ * What the mount shows (beyond the contract)
+ * ==========================================
+ * - The root lists "." and ".." and then the live keys in byte order, with
+ *   d_type DT_REG. Directory offsets are ordinal positions; a handle resumes
+ *   after the last key it sent, and a seek elsewhere rescans from the start.
+ * - Extended attributes: user.offload.{tool,created,original_size,truncated}.
+ *   An entry with no recorded tool has no user.offload.tool (not listed,
+ *   ENODATA). Unknown user.* names: ENODATA. Names outside user.* (security.*,
+ *   system.posix_acl_*, trusted.*): EOPNOTSUPP, which lets ls -l stop asking
+ *   each file. created is RFC 3339 UTC with microseconds.
+ * - statfs: blocks are the store's byte bound, free blocks what is left of
+ *   it, files the live entries of the whole store.
+ * - Open files: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once
+ *   and the kernel never asks again; otherwise it answers keep_cache.
+ * - If the change log no longer reaches the last generation seen (more than
+ *   the log keeps happened in one poll, e.g. the daemon was stopped), the
+ *   watcher drops the listing and every live name. A cached name whose key
+ *   vanished in that window keeps its dentry until its timeout, but reading
+ *   or stat'ing it answers ENODATA from the store once its attributes lapse.
+ */
+#ifndef OFFLOADFS_FS_H
+#define OFFLOADFS_FS_H
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "store/store.h"
+
+/* Seconds the kernel may cache names, attributes and negative lookups. */
+#define OFS_CACHE_TIMEOUT 3600.0
+/* How often the watcher looks at the store's commit token. */
+#define OFS_WATCH_INTERVAL_MS 50u
+/* st_blksize reported for entries: the I/O size tools like cat pick. */
+#define OFS_BLKSIZE (128u * 1024u)
+
+/* The change watcher (watch.c). Lives inside struct ofs; fields are private
+ * to watch.c except where noted. */
+struct ofs_watch {
+    pthread_t thread;
+    pthread_mutex_t lock;      /* with wake: the interval sleep */
+    pthread_cond_t wake;
+    atomic_int stop;           /* set once, by ofs_watch_stop() */
+    int running;               /* thread was started */
+    uint64_t token;            /* last commit token seen */
+    uint64_t generation;       /* last store generation processed */
+    unsigned interval_ms;
+};
+
+/* The daemon state: one per mount, reached from a request through
+ * ofs_from_req(). Set up by main.c before the session loop starts; only the
+ * atomics change afterwards. */
+struct ofs {
+    store *st;                  /* opened after daemonizing */
+    const char *ns;             /* namespace shown by this mount */
+    struct fuse_session *se;    /* for the watcher's notifications */
+    const char *mountpoint;     /* absolute path, for messages */
+    int debug;                  /* -d: fuse_log(FUSE_LOG_DEBUG) tracing */
+    uid_t uid;                  /* owner reported for every inode */
+    gid_t gid;
+    double timeout;             /* entry/attr timeout, seconds */
+    _Atomic uint64_t root_mtime_ns; /* root's mtime: last change seen */
+    _Atomic int no_open;        /* kernel offered FUSE_CAP_NO_OPEN_SUPPORT */
+    struct fuse_conn_info_opts *conn_opts; /* -o max_readahead=... etc. */
+    struct ofs_watch watch;
+};
+
+/* The daemon state of a request. Never NULL inside a handler. */
+static inline struct ofs *ofs_from_req(fuse_req_t req)
+{
+    return (struct ofs *)fuse_req_userdata(req);
+}
+
+/* ---- ops.c ------------------------------------------------------------ */
+
+/* The low-level operation table handed to fuse_session_new(). Static
+ * storage; never NULL. */
+const struct fuse_lowlevel_ops *ofs_ops(void);
+
+/* Converts a store result (0, a positive errno, or a STORE_E* code) into the
+ * errno a FUSE reply carries: 0 stays 0, errno values pass through,
+ * STORE_ENOTFOUND -> ENOENT, STORE_EEVICTED and STORE_EGONE -> ENODATA,
+ * STORE_ENAME_LONG -> ENAMETOOLONG, other name rules -> ENOENT (such a name
+ * can never have been written), STORE_ERDONLY -> EROFS, STORE_EREADERS ->
+ * EAGAIN, STORE_EFULL -> ENOSPC, STORE_ETOOBIG -> EFBIG, STORE_ELIMITS ->
+ * EINVAL, and anything else (corruption, LMDB failures) -> EIO.
+ * The only place store codes become errno values. */
+int ofs_errno(int store_rc);
+
+/* ---- watch.c ---------------------------------------------------------- */
+
+/* Starts the watcher thread for FS (fs->st and fs->se must be set). It polls
+ * store_commit_token() every OFS_WATCH_INTERVAL_MS and, when it moves,
+ * invalidates in the kernel exactly the names and inodes that changed in
+ * fs->ns. Returns 0 or an errno value (the thread could not be made). */
+int ofs_watch_start(struct ofs *fs);
+
+/* Stops and joins the watcher; safe to call when it never started. */
+void ofs_watch_stop(struct ofs *fs);
+
+#endif

@@ -1,0 +1,352 @@
+/* main.c -- offloadfs: mounts one namespace of a result store read-only.
+ *
+ *   offloadfs [-f] [-d] [-o OPTIONS] STORE MOUNTPOINT
+ *
+ * Startup order matters: everything a user can get wrong (options, the
+ * namespace, the store, the mountpoint) is checked before mounting, so a bad
+ * invocation never leaves a mount behind. The store is probed once before
+ * mounting (and closed again) only to report problems clearly; the handle
+ * the daemon serves from is opened after fuse_daemonize(), because LMDB
+ * handles must not cross fork().
+ *
+ * Exit status: 0 after an unmount, SIGINT, SIGTERM or SIGHUP, or after -h
+ * and -V; 2 for a bad invocation; 1 when the store or the mount fails.
+ */
+#include "fs/fs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+
+/* What our own option pass collects before libfuse sees the rest. */
+struct cli {
+    char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
+    char *store;       /* first positional */
+    char *mountpoint;  /* second positional */
+    int extra_args;    /* positionals beyond two */
+    int has_fsname;
+    int has_subtype;
+};
+
+enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
+
+static const struct fuse_opt cli_opts[] = {
+    {"namespace=%s", offsetof(struct cli, ns), 0},
+    FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+    FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+    /* Options mount(8) and mount.fuse3 pass from fstab that mean nothing
+     * here (or, like rw, that a read-only mount overrides): accepted and
+     * dropped, never fatal. */
+    FUSE_OPT_KEY("rw", KEY_DROP),
+    FUSE_OPT_KEY("defaults", KEY_DROP),
+    FUSE_OPT_KEY("nofail", KEY_DROP),
+    FUSE_OPT_KEY("auto", KEY_DROP),
+    FUSE_OPT_KEY("noauto", KEY_DROP),
+    FUSE_OPT_KEY("user", KEY_DROP),
+    FUSE_OPT_KEY("nouser", KEY_DROP),
+    FUSE_OPT_KEY("users", KEY_DROP),
+    FUSE_OPT_KEY("owner", KEY_DROP),
+    FUSE_OPT_KEY("group", KEY_DROP),
+    FUSE_OPT_KEY("_netdev", KEY_DROP),
+    FUSE_OPT_KEY("dev", KEY_DROP),
+    FUSE_OPT_KEY("suid", KEY_DROP),
+    FUSE_OPT_KEY("exec", KEY_DROP),
+    FUSE_OPT_KEY("relatime", KEY_DROP),
+    FUSE_OPT_KEY("norelatime", KEY_DROP),
+    FUSE_OPT_KEY("strictatime", KEY_DROP),
+    FUSE_OPT_KEY("lazytime", KEY_DROP),
+    FUSE_OPT_KEY("nolazytime", KEY_DROP),
+    FUSE_OPT_KEY("diratime", KEY_DROP),
+    FUSE_OPT_KEY("nodiratime", KEY_DROP),
+    FUSE_OPT_KEY("comment=", KEY_DROP),
+    FUSE_OPT_END
+};
+
+static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+    struct cli *c = data;
+    (void)out;
+    switch (key) {
+    case KEY_DROP:
+        return 0;
+    case KEY_FSNAME:
+        c->has_fsname = 1;
+        return 1;
+    case KEY_SUBTYPE:
+        c->has_subtype = 1;
+        return 1;
+    case FUSE_OPT_KEY_OPT:
+        return strncmp(arg, "x-", 2) != 0; /* x-systemd.* and friends */
+    case FUSE_OPT_KEY_NONOPT:
+        if (!c->store)
+            c->store = strdup(arg);
+        else if (!c->mountpoint)
+            c->mountpoint = strdup(arg);
+        else
+            c->extra_args++;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f, "usage: %s [-f] [-d] [-o OPTIONS] STORE MOUNTPOINT\n", prog);
+}
+
+static void help(const char *prog)
+{
+    usage(stdout, prog);
+    printf("\nMounts the live results of one namespace of an offloadfs store,\n"
+           "read-only, one regular file per key.\n\n"
+           "offloadfs options:\n"
+           "    -o namespace=NS        namespace to show (default: $OFFLOADFS_NAMESPACE,\n"
+           "                           else \"default\")\n"
+           "    -o fsname=NAME         defaults to the store path\n"
+           "    -o subtype=NAME        defaults to \"offloadfs\"\n"
+           "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
+           "    other fstab-only options are accepted and ignored.\n\n"
+           "FUSE options:\n");
+    fuse_cmdline_help();
+    fuse_lowlevel_help();
+}
+
+/* Checks the namespace rules; prints why on failure. */
+static int check_namespace(const char *ns)
+{
+    int rc = store_name_check(ns, strlen(ns));
+    if (rc)
+        fprintf(stderr, "offloadfs: namespace '%s': %s\n", ns, store_strerror(rc));
+    return rc;
+}
+
+/* Resolves DIR into ABS and opens it once as the daemon will; prints what is
+ * wrong on failure. */
+static int probe_store(const char *dir, char *abs)
+{
+    store *st = NULL;
+    int rc;
+    if (!realpath(dir, abs)) {
+        fprintf(stderr, "offloadfs: store '%s': %s\n", dir, strerror(errno));
+        return 1;
+    }
+    rc = store_open(&st, abs, STORE_RDONLY);
+    if (!rc) { /* one read, so a store that opens but cannot be read fails here */
+        store_stats stats;
+        rc = store_stats_get(st, &stats);
+    }
+    store_close(st);
+    if (rc == STORE_ENOSTORE)
+        fprintf(stderr, "offloadfs: store '%s': %s (make one with: agentlink init --store %s)\n",
+                dir, store_strerror(rc), dir);
+    else if (rc)
+        fprintf(stderr, "offloadfs: store '%s': %s\n", dir, store_strerror(rc));
+    return rc ? 1 : 0;
+}
+
+static int check_mountpoint(const char *dir, char *abs)
+{
+    struct stat sb;
+    if (!realpath(dir, abs) || stat(abs, &sb) != 0) {
+        fprintf(stderr, "offloadfs: mountpoint '%s': %s\n", dir, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "offloadfs: mountpoint '%s': %s\n", dir, strerror(ENOTDIR));
+        return 1;
+    }
+    return 0;
+}
+
+/* Appends the options every mount gets: read-only, kernel permission checks,
+ * and fsname/subtype unless given. */
+static int add_mount_opts(struct fuse_args *args, const struct cli *c,
+                          const char *store_abs)
+{
+    char fsname[PATH_MAX + 8], *opts = NULL;
+    int rc = fuse_opt_add_opt(&opts, "ro,default_permissions");
+    if (!rc && !c->has_fsname) {
+        snprintf(fsname, sizeof fsname, "fsname=%s", store_abs);
+        rc = fuse_opt_add_opt_escaped(&opts, fsname); /* commas in paths */
+    }
+    if (!rc && !c->has_subtype)
+        rc = fuse_opt_add_opt(&opts, "subtype=offloadfs");
+    if (!rc)
+        rc = fuse_opt_add_arg(args, "-o");
+    if (!rc)
+        rc = fuse_opt_add_arg(args, opts);
+    free(opts);
+    return rc;
+}
+
+/* Runs the session until unmount or a signal; returns the exit status. */
+static int serve(struct fuse_session *se, const struct fuse_cmdline_opts *o)
+{
+    struct fuse_loop_config *cfg;
+    int ret;
+    if (o->singlethread) {
+        ret = fuse_session_loop(se);
+    } else {
+        if (!(cfg = fuse_loop_cfg_create()))
+            return 1;
+        fuse_loop_cfg_set_clone_fd(cfg, (unsigned)o->clone_fd);
+        if (o->max_idle_threads != UINT_MAX) /* UINT_MAX: not given */
+            fuse_loop_cfg_set_idle_threads(cfg, o->max_idle_threads);
+        fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
+        ret = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+    }
+    /* A positive value is the signal that ended the loop: a clean stop. */
+    if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP)
+        ret = 0;
+    return ret ? 1 : 0;
+}
+
+/* After daemonizing, stderr is /dev/null: messages go to syslog instead.
+ * FUSE's log levels are syslog's priorities. */
+__attribute__((format(printf, 2, 0)))
+static void log_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+    vsyslog((int)level, fmt, ap);
+}
+
+/* Everything after the session exists: mount, daemonize, open the store,
+ * watch it, serve, tear down in reverse. */
+static int run_mounted(struct ofs *fs, const char *store_abs,
+                       const struct fuse_cmdline_opts *o)
+{
+    struct fuse_session *se = fs->se;
+    int ret = 1, rc;
+    /* A shell without job control starts background commands with SIGINT
+     * ignored, and libfuse leaves ignored signals alone: stopping on SIGINT
+     * and SIGTERM is part of our interface, so take them back. SIGHUP keeps
+     * its disposition (nohup). */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (fuse_set_signal_handlers(se) != 0)
+        return 1;
+    if (fuse_session_mount(se, fs->mountpoint) != 0)
+        goto out_signals;
+    fuse_daemonize(o->foreground);
+    if (!o->foreground) {
+        openlog("offloadfs", LOG_PID, LOG_DAEMON);
+        fuse_set_log_func(log_syslog);
+    }
+    if ((rc = store_open(&fs->st, store_abs, STORE_RDONLY))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': %s\n", store_abs, store_strerror(rc));
+        goto out_unmount;
+    }
+    if ((rc = ofs_watch_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the change watcher: %s\n",
+                 strerror(rc));
+        goto out_store;
+    }
+    ret = serve(se, o);
+    ofs_watch_stop(fs);
+out_store:
+    store_close(fs->st);
+    fs->st = NULL;
+out_unmount:
+    fuse_session_unmount(se);
+out_signals:
+    fuse_remove_signal_handlers(se);
+    return ret;
+}
+
+/* Parses the command line into C and O; returns -1 to go on, else the exit
+ * status (help, version, or a usage error already reported). */
+static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts *o)
+{
+    const char *prog = args->argv[0];
+    if (fuse_opt_parse(args, c, cli_opts, cli_proc) != 0)
+        return EXIT_USAGE;
+    if (fuse_parse_cmdline(args, o) != 0)
+        return EXIT_USAGE;
+    if (o->show_help) {
+        help(prog);
+        return 0;
+    }
+    if (o->show_version) {
+        printf("offloadfs %s\nFUSE library version %s\n", OFFLOADFS_VERSION,
+               fuse_pkgversion());
+        return 0;
+    }
+    if (!c->store || !c->mountpoint || c->extra_args) {
+        fprintf(stderr, "offloadfs: %s\n", !c->store ? "missing STORE and MOUNTPOINT"
+                : !c->mountpoint ? "missing MOUNTPOINT" : "too many arguments");
+        usage(stderr, prog);
+        return EXIT_USAGE;
+    }
+    if (!c->ns) {
+        const char *env = getenv("OFFLOADFS_NAMESPACE");
+        c->ns = strdup(env && *env ? env : STORE_DEFAULT_NAMESPACE);
+    }
+    return check_namespace(c->ns) ? EXIT_USAGE : -1;
+}
+
+static void state_init(struct ofs *fs, const struct cli *c,
+                       const struct fuse_cmdline_opts *o, const char *mnt_abs,
+                       struct fuse_conn_info_opts *conn_opts)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    fs->ns = c->ns;
+    fs->mountpoint = mnt_abs;
+    fs->debug = o->debug;
+    fs->uid = getuid();
+    fs->gid = getgid();
+    fs->timeout = OFS_CACHE_TIMEOUT;
+    fs->conn_opts = conn_opts;
+    atomic_store(&fs->root_mtime_ns,
+                 (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+}
+
+int main(int argc, char *argv[])
+{
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_cmdline_opts o;
+    struct fuse_conn_info_opts *conn_opts = NULL;
+    struct cli c;
+    struct ofs fs;
+    char store_abs[PATH_MAX], mnt_abs[PATH_MAX];
+    int ret;
+
+    memset(&c, 0, sizeof c);
+    memset(&o, 0, sizeof o);
+    memset(&fs, 0, sizeof fs);
+    if ((ret = parse(&args, &c, &o)) >= 0)
+        goto out;
+    ret = 1;
+    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs))
+        goto out;
+    ret = EXIT_USAGE;
+    if (!(conn_opts = fuse_parse_conn_info_opts(&args)) ||
+        add_mount_opts(&args, &c, store_abs) != 0)
+        goto out;
+    state_init(&fs, &c, &o, mnt_abs, conn_opts);
+    /* Unknown options are reported here, by libfuse, naming them. */
+    if (!(fs.se = fuse_session_new(&args, ofs_ops(), sizeof *ofs_ops(), &fs)))
+        goto out;
+    ret = run_mounted(&fs, store_abs, &o);
+    fuse_session_destroy(fs.se);
+out:
+    free(conn_opts);
+    free(o.mountpoint);
+    free(c.ns);
+    free(c.store);
+    free(c.mountpoint);
+    fuse_opt_free_args(&args);
+    return ret;
+}

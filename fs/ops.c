@@ -1,0 +1,709 @@
+/* ops.c -- the FUSE low-level handlers of offloadfs.
+ *
+ * Each handler is split in two: do_x() does the work and returns 0 or an
+ * errno value; op_x() is the thin entry point that sends exactly one reply.
+ * Nothing here keeps per-inode state: an inode number is a store version id,
+ * so every answer can be computed from the store alone (see fs.h).
+ */
+#include "fs/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#define ROOT_INO FUSE_ROOT_ID
+#define OFS_DEBUG(fs, ...) \
+    do { if ((fs)->debug) fuse_log(FUSE_LOG_DEBUG, __VA_ARGS__); } while (0)
+
+/* ---- errors ------------------------------------------------------------ */
+
+int ofs_errno(int rc)
+{
+    if (rc >= 0)
+        return rc;
+    switch (rc) {
+    case STORE_ENOTFOUND:
+    case STORE_ENAME_EMPTY:
+    case STORE_ENAME_UTF8:
+    case STORE_ENAME_SLASH:
+    case STORE_ENAME_CTRL:
+    case STORE_ENAME_DOT:
+        return ENOENT;
+    case STORE_ENAME_LONG:
+        return ENAMETOOLONG;
+    case STORE_EEVICTED:
+    case STORE_EGONE:
+        return ENODATA;
+    case STORE_ERDONLY:
+        return EROFS;
+    case STORE_EREADERS:
+        return EAGAIN;
+    case STORE_EFULL:
+        return ENOSPC;
+    case STORE_ETOOBIG:
+        return EFBIG;
+    case STORE_ELIMITS:
+        return EINVAL;
+    default: /* ECORRUPT, EVERSION, ENOSTORE, ELMDB, ELOGGONE, unknown */
+        return EIO;
+    }
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+static struct timespec ns_to_ts(uint64_t ns)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    return ts;
+}
+
+static void entry_stat(const struct ofs *fs, const store_entry *e, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = (ino_t)e->version;
+    st->st_mode = S_IFREG | 0444;
+    st->st_nlink = 1;
+    st->st_uid = fs->uid;
+    st->st_gid = fs->gid;
+    st->st_size = (off_t)e->size;
+    st->st_blocks = (blkcnt_t)((e->size + 511u) / 512u);
+    st->st_blksize = OFS_BLKSIZE;
+    st->st_mtim = st->st_ctim = st->st_atim = ns_to_ts(e->created_ns);
+}
+
+static void root_stat(struct ofs *fs, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = ROOT_INO;
+    st->st_mode = S_IFDIR | 0555;
+    st->st_nlink = 2;
+    st->st_uid = fs->uid;
+    st->st_gid = fs->gid;
+    st->st_blksize = OFS_BLKSIZE;
+    st->st_mtim = st->st_ctim = st->st_atim =
+        ns_to_ts(atomic_load(&fs->root_mtime_ns));
+}
+
+static void entry_param(struct ofs *fs, const store_entry *e,
+                        struct fuse_entry_param *ep)
+{
+    memset(ep, 0, sizeof *ep);
+    ep->ino = e->version;
+    ep->attr_timeout = fs->timeout;
+    ep->entry_timeout = fs->timeout;
+    entry_stat(fs, e, &ep->attr);
+}
+
+/* ---- init ------------------------------------------------------------- */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    struct ofs *fs = userdata;
+    atomic_store(&fs->no_open, (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0);
+    if (fs->conn_opts)
+        fuse_apply_conn_info_opts(fs->conn_opts, conn);
+    /* Listing with attributes saves one lookup per name on ls -l; "auto"
+     * lets the kernel fall back to plain readdir when nobody stats. */
+    if (conn->capable & FUSE_CAP_READDIRPLUS)
+        conn->want |= FUSE_CAP_READDIRPLUS;
+    if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+        conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+    /* Splice lost at 1 MiB requests when measured; plain copies it is. */
+    conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+                              FUSE_CAP_SPLICE_MOVE);
+    OFS_DEBUG(fs, "offloadfs: init: max_write=%u max_readahead=%u no_open=%d\n",
+              conn->max_write, conn->max_readahead, atomic_load(&fs->no_open));
+}
+
+/* ---- lookup / getattr ------------------------------------------------- */
+
+static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
+                     struct fuse_entry_param *ep)
+{
+    store_entry e;
+    int rc;
+    if (parent != ROOT_INO)
+        return ENOTDIR;
+    rc = store_lookup(fs->st, fs->ns, name, &e, NULL);
+    if (rc == 0) {
+        entry_param(fs, &e, ep);
+        return 0;
+    }
+    rc = ofs_errno(rc);
+    if (rc == ENOENT) {
+        /* A negative entry the kernel may cache: the watcher invalidates the
+         * name as soon as it is written. */
+        memset(ep, 0, sizeof *ep);
+        ep->entry_timeout = fs->timeout;
+        return 0;
+    }
+    OFS_DEBUG(fs, "offloadfs: lookup '%s': %s\n", name, strerror(rc));
+    return rc;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct fuse_entry_param ep;
+    int err = do_lookup(ofs_from_req(req), parent, name, &ep);
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_entry(req, &ep);
+}
+
+static int do_getattr(struct ofs *fs, fuse_ino_t ino, struct stat *st)
+{
+    store_entry e;
+    int rc;
+    if (ino == ROOT_INO) {
+        root_stat(fs, st);
+        return 0;
+    }
+    rc = store_version_stat(fs->st, fs->ns, ino, &e, NULL);
+    if (rc)
+        return ofs_errno(rc);
+    entry_stat(fs, &e, st);
+    return 0;
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct ofs *fs = ofs_from_req(req);
+    struct stat st;
+    int err = do_getattr(fs, ino, &st);
+    (void)fi;
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_attr(req, &st, fs->timeout);
+}
+
+/* ---- open / read ------------------------------------------------------ */
+
+static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+        return EROFS;
+    if (ino == ROOT_INO)
+        return EISDIR;
+    /* No per-open state is needed (an inode's bytes never change), so let
+     * the kernel skip OPEN altogether; it then keeps the page cache too. */
+    if (atomic_load(&fs->no_open))
+        return ENOSYS;
+    fi->keep_cache = 1;
+    fi->noflush = 1;
+    return ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    int err = do_open(ofs_from_req(req), ino, fi);
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_open(req, fi);
+}
+
+/* Reads into a fresh buffer: *BUF is malloc'd (caller frees), *N the count.
+ * store_read() copies from one read transaction, so the bytes are all of
+ * version INO or the call fails with ENODATA: never a mix. */
+static int do_read(struct ofs *fs, fuse_ino_t ino, size_t size, off_t off,
+                   char **buf, size_t *n)
+{
+    int rc;
+    *buf = NULL;
+    *n = 0;
+    if (ino == ROOT_INO)
+        return EISDIR;
+    if (off < 0)
+        return EINVAL;
+    if (!(*buf = malloc(size ? size : 1)))
+        return ENOMEM;
+    rc = store_read(fs->st, ino, (uint64_t)off, *buf, size, n);
+    if (rc)
+        OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
+                  (uint64_t)ino, (intmax_t)off, store_strerror(rc));
+    return ofs_errno(rc);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    char *buf;
+    size_t n;
+    int err = do_read(ofs_from_req(req), ino, size, off, &buf, &n);
+    (void)fi;
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_buf(req, buf, n);
+    free(buf);
+}
+
+/* ---- directory -------------------------------------------------------- */
+
+/* Per-open-directory state in fi->fh. Offsets are ordinal positions:
+ * 0 ".", 1 "..", 2 + i the i-th live key in key order; an entry's d_off is
+ * its position + 1. The last key sent lets the next call resume with
+ * store_list(after=key) without re-reading what came before. */
+struct ofs_dir {
+    off_t pos;                      /* position after the last key sent */
+    char key[STORE_NAME_MAX + 1];   /* that key ("" before any) */
+};
+
+#define DIR_FIRST_KEY 2
+#define RD_FULL (-1) /* callback sentinel: reply buffer full */
+
+struct rd_ctx {
+    fuse_req_t req;
+    struct ofs *fs;
+    struct ofs_dir *dir;
+    char *buf;
+    size_t size, used;
+    off_t pos;       /* position of the next entry to add */
+    off_t skip;      /* keys to pass over before adding (after a seek) */
+    int plus;
+};
+
+/* Adds one entry at c->pos; returns 0 or RD_FULL. E NULL: a dot entry. */
+static int rd_add(struct rd_ctx *c, const char *name, const store_entry *e)
+{
+    size_t need, room = c->size - c->used;
+    off_t next = c->pos + 1;
+    if (c->plus) {
+        struct fuse_entry_param ep;
+        if (e) {
+            entry_param(c->fs, e, &ep);
+        } else {
+            memset(&ep, 0, sizeof ep);
+            root_stat(c->fs, &ep.attr);
+        }
+        need = fuse_add_direntry_plus(c->req, c->buf + c->used, room, name,
+                                      &ep, next);
+    } else {
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        st.st_ino = e ? (ino_t)e->version : ROOT_INO;
+        st.st_mode = e ? S_IFREG : S_IFDIR;
+        need = fuse_add_direntry(c->req, c->buf + c->used, room, name, &st, next);
+    }
+    if (need > room)
+        return RD_FULL;
+    c->used += need;
+    c->pos = next;
+    return 0;
+}
+
+static int rd_key(const char *key, size_t keylen, const store_entry *e, void *vctx)
+{
+    struct rd_ctx *c = vctx;
+    int rc;
+    if (c->skip > 0) {
+        c->skip--;
+        c->pos++;
+        return 0;
+    }
+    if ((rc = rd_add(c, key, e)))
+        return rc;
+    memcpy(c->dir->key, key, keylen + 1);
+    c->dir->pos = c->pos;
+    return 0;
+}
+
+static int do_readdir(struct rd_ctx *c, off_t off)
+{
+    const char *after = NULL;
+    int rc = 0;
+    c->pos = off;
+    if (c->pos == 0)
+        rc = rd_add(c, ".", NULL);
+    if (!rc && c->pos == 1)
+        rc = rd_add(c, "..", NULL);
+    if (rc)
+        return 0;
+    if (off > DIR_FIRST_KEY && off == c->dir->pos) {
+        after = c->dir->key;          /* the common case: carry on */
+    } else if (off > DIR_FIRST_KEY) {
+        c->pos = DIR_FIRST_KEY;       /* a seek: count from the start */
+        c->skip = off - DIR_FIRST_KEY;
+        OFS_DEBUG(c->fs, "offloadfs: readdir: seek to %jd, rescanning\n", (intmax_t)off);
+    }
+    rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
+    return rc == RD_FULL ? 0 : ofs_errno(rc);
+}
+
+static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
+                           off_t off, struct fuse_file_info *fi, int plus)
+{
+    struct rd_ctx c;
+    int err;
+    memset(&c, 0, sizeof c);
+    c.req = req;
+    c.fs = ofs_from_req(req);
+    c.dir = (struct ofs_dir *)(uintptr_t)fi->fh;
+    c.size = size;
+    c.plus = plus;
+    if (ino != ROOT_INO || !c.dir)
+        err = ENOTDIR;
+    else if (!(c.buf = malloc(size ? size : 1)))
+        err = ENOMEM;
+    else
+        err = do_readdir(&c, off);
+    /* Entries already in the buffer are worth sending even after an error. */
+    if (err && c.used == 0)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_buf(req, c.buf, c.used);
+    free(c.buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+    readdir_common(req, ino, size, off, fi, 0);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+                           off_t off, struct fuse_file_info *fi)
+{
+    readdir_common(req, ino, size, off, fi, 1);
+}
+
+static int do_opendir(fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct ofs_dir *d;
+    if (ino != ROOT_INO)
+        return ENOTDIR;
+    if ((fi->flags & O_ACCMODE) != O_RDONLY)
+        return EROFS;
+    if (!(d = calloc(1, sizeof *d)))
+        return ENOMEM;
+    fi->fh = (uint64_t)(uintptr_t)d;
+    /* The kernel may cache the listing across opens; the watcher drops it
+     * (inval_inode on the root) whenever names come or go. */
+    fi->cache_readdir = 1;
+    fi->keep_cache = 1;
+    return 0;
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    int err = do_opendir(ino, fi);
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_open(req, fi);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    free((struct ofs_dir *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+/* ---- statfs ----------------------------------------------------------- */
+
+#define STATFS_BSIZE 4096u
+
+static int do_statfs(struct ofs *fs, struct statvfs *sv)
+{
+    store_stats s;
+    int rc = store_stats_get(fs->st, &s);
+    if (rc)
+        return ofs_errno(rc);
+    memset(sv, 0, sizeof *sv);
+    sv->f_bsize = sv->f_frsize = STATFS_BSIZE;
+    sv->f_blocks = (fsblkcnt_t)(s.max_total_bytes / STATFS_BSIZE);
+    sv->f_bfree = sv->f_bavail = (fsblkcnt_t)(
+        s.bytes < s.max_total_bytes ? (s.max_total_bytes - s.bytes) / STATFS_BSIZE : 0);
+    sv->f_files = (fsfilcnt_t)s.entries;
+    sv->f_namemax = STORE_NAME_MAX;
+    return 0;
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    struct statvfs sv;
+    int err = do_statfs(ofs_from_req(req), &sv);
+    (void)ino;
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_statfs(req, &sv);
+}
+
+/* ---- extended attributes ---------------------------------------------- */
+
+/* Entries without a recorded tool have no user.offload.tool at all: listed
+ * names are exactly the ones getxattr answers. */
+enum { XA_TOOL, XA_CREATED, XA_ORIGINAL_SIZE, XA_TRUNCATED, XA_COUNT };
+static const char *const xattr_names[XA_COUNT] = {
+    "user.offload.tool", "user.offload.created",
+    "user.offload.original_size", "user.offload.truncated",
+};
+
+/* Formats NS (since the epoch, UTC) as RFC 3339 with microseconds. */
+static int rfc3339(uint64_t ns, char *out, size_t outsz)
+{
+    time_t secs = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    char day[32];
+    if (!gmtime_r(&secs, &tm) || !strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm))
+        return EIO;
+    return snprintf(out, outsz, "%s.%06uZ", day,
+                    (unsigned)(ns % 1000000000u / 1000u)) < (int)outsz ? 0 : EIO;
+}
+
+/* Writes attribute WHICH of E into OUT (STORE_TOOL_MAX + 1 bytes at least);
+ * *LEN gets its length. ENODATA when E has no such attribute. */
+static int xattr_value(const store_entry *e, int which, char *out, size_t outsz,
+                       size_t *len)
+{
+    int rc = 0;
+    switch (which) {
+    case XA_TOOL:
+        if (!e->has_tool)
+            return ENODATA;
+        snprintf(out, outsz, "%s", e->tool);
+        break;
+    case XA_CREATED:
+        rc = rfc3339(e->created_ns, out, outsz);
+        break;
+    case XA_ORIGINAL_SIZE:
+        snprintf(out, outsz, "%" PRIu64, e->original_size);
+        break;
+    default:
+        snprintf(out, outsz, "%d", e->truncated ? 1 : 0);
+        break;
+    }
+    *len = strlen(out);
+    return rc;
+}
+
+static int xattr_index(const char *name)
+{
+    for (int i = 0; i < XA_COUNT; i++)
+        if (!strcmp(name, xattr_names[i]))
+            return i;
+    return -1;
+}
+
+/* Fetches the entry behind INO. The root has no attributes (ENODATA). */
+static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
+{
+    if (ino == ROOT_INO)
+        return ENODATA;
+    return ofs_errno(store_version_stat(fs->st, fs->ns, ino, e, NULL));
+}
+
+/* The answer for a name that is not one of ours: ENODATA in the user
+ * namespace (the contract's "unknown name"), EOPNOTSUPP elsewhere
+ * (security.*, system.posix_acl_*, trusted.*): this filesystem has no
+ * labels and no ACLs at all. ls -l asks every file for security.selinux and
+ * system.posix_acl_access, and stops asking for the rest of the device after
+ * one EOPNOTSUPP; ENODATA would cost two round trips per file. */
+static int xattr_unknown(const char *name)
+{
+    return strncmp(name, "user.", 5) ? EOPNOTSUPP : ENODATA;
+}
+
+static int do_getxattr(struct ofs *fs, fuse_ino_t ino, const char *name,
+                       char *val, size_t valsz, size_t *len)
+{
+    store_entry e;
+    int which = xattr_index(name), err;
+    /* Unknown names are answered without touching the store. */
+    if (which < 0)
+        return xattr_unknown(name);
+    if ((err = xattr_entry(fs, ino, &e)))
+        return err;
+    return xattr_value(&e, which, val, valsz, len);
+}
+
+static void reply_xattr(fuse_req_t req, int err, const char *val, size_t len,
+                        size_t size)
+{
+    if (err)
+        fuse_reply_err(req, err);
+    else if (size == 0)
+        fuse_reply_xattr(req, len);
+    else if (len > size)
+        fuse_reply_err(req, ERANGE);
+    else
+        fuse_reply_buf(req, val, len);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+                        size_t size)
+{
+    char val[STORE_TOOL_MAX + 64];
+    size_t len = 0;
+    int err = do_getxattr(ofs_from_req(req), ino, name, val, sizeof val, &len);
+    reply_xattr(req, err, val, len, size);
+}
+
+static int do_listxattr(struct ofs *fs, fuse_ino_t ino, char *list, size_t *len)
+{
+    store_entry e;
+    int err;
+    *len = 0;
+    if (ino == ROOT_INO)
+        return 0;
+    if ((err = xattr_entry(fs, ino, &e)))
+        return err;
+    for (int i = 0; i < XA_COUNT; i++) {
+        size_t n = strlen(xattr_names[i]) + 1;
+        if (i == XA_TOOL && !e.has_tool)
+            continue;
+        memcpy(list + *len, xattr_names[i], n);
+        *len += n;
+    }
+    return 0;
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+    char list[256];
+    size_t len;
+    int err = do_listxattr(ofs_from_req(req), ino, list, &len);
+    reply_xattr(req, err, list, len, size);
+}
+
+/* ---- everything that would write: EROFS -------------------------------- */
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+                       int to_set, struct fuse_file_info *fi)
+{
+    (void)ino; (void)attr; (void)to_set; (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+                     mode_t mode, dev_t rdev)
+{
+    (void)parent; (void)name; (void)mode; (void)rdev;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+                     mode_t mode)
+{
+    (void)parent; (void)name; (void)mode;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    (void)parent; (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+                       const char *name)
+{
+    (void)link; (void)parent; (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+                      fuse_ino_t newparent, const char *newname, unsigned flags)
+{
+    (void)parent; (void)name; (void)newparent; (void)newname; (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+                    const char *newname)
+{
+    (void)ino; (void)newparent; (void)newname;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+                     size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)ino; (void)buf; (void)size; (void)off; (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+                        const char *value, size_t size, int flags)
+{
+    (void)ino; (void)name; (void)value; (void)size; (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+    (void)ino; (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+                      mode_t mode, struct fuse_file_info *fi)
+{
+    (void)parent; (void)name; (void)mode; (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+                         off_t length, struct fuse_file_info *fi)
+{
+    (void)ino; (void)mode; (void)offset; (void)length; (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+                               struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+                               off_t off_out, struct fuse_file_info *fi_out,
+                               size_t len, int flags)
+{
+    (void)ino_in; (void)off_in; (void)fi_in; (void)ino_out; (void)off_out;
+    (void)fi_out; (void)len; (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .mknod = op_mknod,
+    .mkdir = op_mkdir,
+    .unlink = op_unlink,
+    .rmdir = op_unlink,
+    .symlink = op_symlink,
+    .rename = op_rename,
+    .link = op_link,
+    .open = op_open,
+    .read = op_read,
+    .write = op_write,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
+    .releasedir = op_releasedir,
+    .statfs = op_statfs,
+    .setxattr = op_setxattr,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+    .removexattr = op_removexattr,
+    .create = op_create,
+    .fallocate = op_fallocate,
+    .copy_file_range = op_copy_file_range,
+};
+
+const struct fuse_lowlevel_ops *ofs_ops(void)
+{
+    return &ops;
+}

@@ -1,0 +1,188 @@
+/* watch.c -- tells the kernel what to forget when the store changes.
+ *
+ * Writers are other processes, so the daemon polls: store_commit_token() is
+ * a read of LMDB's last transaction id, with no transaction and no lock, so
+ * polling every OFS_WATCH_INTERVAL_MS costs nothing measurable. When the
+ * token moves, store_changes() reports each (key, old version, new version)
+ * since the last generation seen, and for each change in our namespace the
+ * watcher drops the key's dentry (positive or negative) and the old
+ * version's cached attributes and pages, then the root's cached listing.
+ *
+ * Notifications are sent from this thread only, never from a request
+ * handler: the kernel takes the directory lock to invalidate an entry, and a
+ * handler answering a lookup runs while the kernel holds that lock.
+ */
+#include "fs/fs.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+struct batch {
+    struct ofs *fs;
+    unsigned changes;   /* changes seen in our namespace */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Drops the dentry of KEY under the root (a missing one is not an error). */
+static void inval_name(struct ofs *fs, const char *key)
+{
+    int rc = fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, key, strlen(key));
+    if (rc && rc != -ENOENT && fs->debug)
+        fuse_log(FUSE_LOG_DEBUG, "offloadfs: inval entry '%s': %s\n", key, strerror(-rc));
+}
+
+/* Drops cached attributes and pages of INO (whole range). */
+static void inval_inode(struct ofs *fs, fuse_ino_t ino)
+{
+    int rc = fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+    if (rc && rc != -ENOENT && fs->debug)
+        fuse_log(FUSE_LOG_DEBUG, "offloadfs: inval inode %lu: %s\n",
+                 (unsigned long)ino, strerror(-rc));
+}
+
+static void on_change(const char *ns, const char *key, uint64_t old_version,
+                      uint64_t new_version, void *ctx)
+{
+    struct batch *b = ctx;
+    (void)new_version;
+    if (strcmp(ns, b->fs->ns) != 0)
+        return;
+    b->changes++;
+    inval_name(b->fs, key);
+    /* Open handles on the old version then read through the daemon, which
+     * answers ENODATA; its pages are freed at once. */
+    if (old_version)
+        inval_inode(b->fs, old_version);
+}
+
+static int inval_live(const char *key, size_t keylen, const store_entry *e, void *ctx)
+{
+    struct ofs *fs = ctx;
+    (void)keylen;
+    (void)e;
+    inval_name(fs, key);
+    return atomic_load(&fs->watch.stop) ? ECANCELED : 0; /* shutting down */
+}
+
+/* The change log no longer reaches our generation: more than the log holds
+ * happened in one interval. Drop the listing and every live name (which
+ * covers negative dentries of names written since). A dentry of a name that
+ * vanished in that window is not reachable by name from here; reads through
+ * it answer ENODATA from the store. */
+static void inval_everything(struct ofs *fs)
+{
+    int rc;
+    inval_inode(fs, FUSE_ROOT_ID); /* the listing first: it is one call */
+    rc = store_list(fs->st, fs->ns, NULL, inval_live, fs);
+    if (rc && rc != ECANCELED)
+        fuse_log(FUSE_LOG_ERR, "offloadfs: listing store after a log gap: %s\n",
+                 store_strerror(rc));
+}
+
+/* One poll: when the token moved, process what changed. */
+static void watch_poll(struct ofs *fs)
+{
+    struct ofs_watch *w = &fs->watch;
+    struct batch b = {fs, 0};
+    uint64_t token = store_commit_token(fs->st), gen = w->generation;
+    int rc;
+    if (token == w->token)
+        return;
+    rc = store_changes(fs->st, w->generation, on_change, &b, &gen);
+    if (rc == STORE_ELOGGONE) {
+        inval_everything(fs);
+        b.changes++;
+    } else if (rc) {
+        /* Try again next time: keep the token so the poll repeats. */
+        fuse_log(FUSE_LOG_ERR, "offloadfs: reading store changes: %s\n",
+                 store_strerror(rc));
+        w->generation = gen;
+        return;
+    }
+    w->token = token;
+    w->generation = gen;
+    if (b.changes) {
+        atomic_store(&fs->root_mtime_ns, now_ns());
+        inval_inode(fs, FUSE_ROOT_ID);
+    }
+}
+
+static void deadline_after(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
+    ts->tv_sec += (time_t)(ms / 1000u) + ts->tv_nsec / 1000000000L;
+    ts->tv_nsec %= 1000000000L;
+}
+
+static void *watch_main(void *arg)
+{
+    struct ofs *fs = arg;
+    struct ofs_watch *w = &fs->watch;
+    struct timespec deadline;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop) {
+        deadline_after(&deadline, w->interval_ms);
+        while (!w->stop &&
+               pthread_cond_timedwait(&w->wake, &w->lock, &deadline) != ETIMEDOUT)
+            ;
+        if (w->stop)
+            break;
+        pthread_mutex_unlock(&w->lock);
+        watch_poll(fs);
+        pthread_mutex_lock(&w->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+int ofs_watch_start(struct ofs *fs)
+{
+    struct ofs_watch *w = &fs->watch;
+    pthread_condattr_t ca;
+    store_stats s;
+    int rc;
+    w->interval_ms = OFS_WATCH_INTERVAL_MS;
+    atomic_store(&w->stop, 0);
+    /* Take the starting point: nothing before it can be cached yet. The
+     * token is read first, so a commit in between is seen again (and finds
+     * nothing new) rather than missed. */
+    w->token = store_commit_token(fs->st);
+    if ((rc = store_stats_get(fs->st, &s)))
+        return ofs_errno(rc);
+    w->generation = s.generation;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&w->lock, NULL);
+    if ((rc = pthread_create(&w->thread, NULL, watch_main, fs))) {
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->lock);
+        return rc;
+    }
+    w->running = 1;
+    return 0;
+}
+
+void ofs_watch_stop(struct ofs *fs)
+{
+    struct ofs_watch *w = &fs->watch;
+    if (!w->running)
+        return;
+    pthread_mutex_lock(&w->lock);
+    atomic_store(&w->stop, 1);
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    w->running = 0;
+}

@@ -1,0 +1,129 @@
+# tests/fs/mountlib.sh -- mount helpers for the offloadfs shell tests.
+# Source after tests/lib.sh. Every mount made with m_mount is unmounted by
+# t_cleanup even when a test dies half-way; m_umount checks the daemon's
+# exit status.
+#
+#   m_require_fuse            skip (loudly) unless root with /dev/fuse
+#   m_store NAME [MAX_TOTAL]  makes a fresh store $T_TMP/NAME, prints its path
+#   m_put S KEY [NS [TOOL]]   stores stdin under KEY
+#   m_rm S KEY [NS]           removes KEY
+#   m_get S KEY [NS]          the stored bytes on stdout
+#   m_mount S MNT [ARGS...]   starts offloadfs -f ARGS S MNT, log in MNT.log,
+#                             waits (10 s deadline) for the mount
+#   m_umount MNT              fusermount3 -u, then returns the daemon's status
+#   m_pid MNT                 the daemon's pid
+#   m_wait_gone PID           waits (10 s) for PID to exit, returns its status
+#
+# The store is fed with build/agentlink when it exists (the real CLI), else
+# with build/tools/storectl; M_FEEDER=storectl forces the latter.
+M_FS=${OFFLOADFS_BIN:-$T_BUILD/offloadfs}
+M_PROBE=$T_BUILD/tools/fsprobe
+M_CTL=$T_BUILD/tools/storectl
+M_AL=$T_BUILD/agentlink
+declare -A M_PIDS=()
+
+if [ "${M_FEEDER:-}" != storectl ] && [ -x "$M_AL" ]; then M_FEEDER=agentlink
+else M_FEEDER=storectl; fi
+
+m_require_fuse() {
+    if [ "$(id -u)" -ne 0 ]; then t_skip "offloadfs mount tests need root"; t_done; fi
+    if [ ! -c /dev/fuse ]; then t_skip "offloadfs mount tests need /dev/fuse"; t_done; fi
+    if [ ! -x "$M_FS" ] || [ ! -x "$M_PROBE" ] || [ ! -x "$M_CTL" ]; then
+        t_not_ok "build/offloadfs and build/tools/* are built (run make)"; t_done
+    fi
+}
+
+m_store() { # m_store NAME [MAX_TOTAL_BYTES]
+    local s=$T_TMP/$1
+    if [ "$M_FEEDER" = agentlink ]; then
+        "$M_AL" --store "$s" init ${2:+--max-total-bytes "$2"} >/dev/null || return 1
+    else
+        "$M_CTL" "$s" init ${2:+"$2"} || return 1
+    fi
+    echo "$s"
+}
+
+m_put() { # m_put STORE KEY [NS [TOOL]] < data
+    if [ "$M_FEEDER" = agentlink ]; then
+        "$M_AL" --store "$1" ${3:+--namespace "$3"} put "$2" ${4:+--tool "$4"} >/dev/null
+    else
+        "$M_CTL" "$1" put "$2" "${3:-default}" ${4:+"$4"} >/dev/null
+    fi
+}
+
+m_rm() { # m_rm STORE KEY [NS]
+    if [ "$M_FEEDER" = agentlink ]; then
+        "$M_AL" --store "$1" ${3:+--namespace "$3"} rm "$2" >/dev/null
+    else
+        "$M_CTL" "$1" rm "$2" "${3:-default}"
+    fi
+}
+
+m_get() { # m_get STORE KEY [NS]
+    if [ "$M_FEEDER" = agentlink ]; then
+        "$M_AL" --store "$1" ${3:+--namespace "$3"} get "$2"
+    else
+        "$M_CTL" "$1" get "$2" "${3:-default}"
+    fi
+}
+
+m_pid() { echo "${M_PIDS[$1]:-}"; }
+
+# Returns 0 once PID has exited (status in M_STATUS), 1 after 10 s.
+m_wait_gone() {
+    local pid=$1 i
+    for ((i = 0; i < 500; i++)); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            wait "$pid" 2>/dev/null; M_STATUS=$?; return 0
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+
+_m_mounted_or_dead() { mountpoint -q "$1" || ! kill -0 "$2" 2>/dev/null; }
+
+m_mount() { # m_mount STORE MNT [ARGS...]
+    local s=$1 mnt=$2 pid; shift 2
+    mkdir -p "$mnt"
+    "$M_FS" -f "$@" "$s" "$mnt" >"$mnt.log" 2>&1 &
+    pid=$!
+    M_PIDS[$mnt]=$pid
+    t_on_exit "_m_cleanup '$mnt' $pid"
+    t_wait_until 10 _m_mounted_or_dead "$mnt" "$pid"
+    if ! mountpoint -q "$mnt"; then
+        echo "  offloadfs did not mount $mnt; log:"; sed 's/^/    /' "$mnt.log"
+        return 1
+    fi
+}
+
+m_umount() { # m_umount MNT : returns the daemon's exit status
+    local mnt=$1 pid=${M_PIDS[$1]:-}
+    fusermount3 -u "$mnt" || return 99
+    [ -n "$pid" ] || return 0
+    m_wait_gone "$pid" || { echo "  daemon $pid still running after unmount"; return 98; }
+    unset "M_PIDS[$mnt]"
+    return "$M_STATUS"
+}
+
+_m_cleanup() {
+    local mnt=$1 pid=$2
+    mountpoint -q "$mnt" 2>/dev/null && { fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null; }
+    if kill -0 "$pid" 2>/dev/null; then
+        m_wait_gone "$pid" || { kill "$pid" 2>/dev/null; m_wait_gone "$pid"; }
+    fi
+    return 0
+}
+
+# m_errno OP PATH [ARG] : the errno name a real syscall gets ("0": success).
+m_errno() { "$M_PROBE" errno "$@"; }
+
+# m_within SECONDS CMD... : like t_wait_until, and prints the time it took
+# (ms) into M_WAITED_MS.
+m_within() {
+    local limit=$1 start; shift
+    start=$(date +%s%N)
+    t_wait_until "$limit" "$@"; local rc=$?
+    M_WAITED_MS=$(( ($(date +%s%N) - start) / 1000000 ))
+    return $rc
+}
