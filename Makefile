@@ -47,7 +47,7 @@ ifneq ($(FS_SRC),)
 PROGS += $(B)/offloadfs
 endif
 
-.PHONY: all deps test test-unit test-asan test-valgrind fuzz run stop bench install \
+.PHONY: all deps test test-unit test-asan test-valgrind fuzz run stop demo bench install \
         uninstall clean
 all: $(PROGS) $(TEST_BIN) $(TOOL_BIN) $(BENCH_BIN)
 
@@ -95,6 +95,16 @@ $(B)/bench/%: scripts/bench/%.c $(B)/libstore.a
 
 deps:
 	@scripts/deps.sh
+
+run: deps
+	$(MAKE) all
+	scripts/run.sh
+
+stop:
+	scripts/run.sh stop
+
+demo: all
+	scripts/demo.sh
 
 bench: deps
 	$(MAKE) all
