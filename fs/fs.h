@@ -63,8 +63,10 @@
 
 /* Seconds the kernel may cache names, attributes and negative lookups. */
 #define OFS_CACHE_TIMEOUT 3600.0
-/* How often the watcher looks at the store's commit token. */
-#define OFS_WATCH_INTERVAL_MS 50u
+/* How often the watcher looks at the store's commit token (one read of the
+ * LMDB meta page, no lock). It bounds how long a replaced or evicted name may
+ * still point at its old version (and so answer ENODATA) after the write. */
+#define OFS_WATCH_INTERVAL_MS 20u
 /* st_blksize reported for entries: the I/O size tools like cat pick. */
 #define OFS_BLKSIZE (128u * 1024u)
 
