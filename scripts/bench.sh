@@ -93,7 +93,7 @@ case_small() {
     local S p1o=() p2o=() p1t=() p2t=() p1d=() p2d=()
     S=$(new_store small)
     head -c 4096 /dev/urandom >"$W/f4k"
-    for i in $(seq -f '%05g' 0 9999); do
+    for i in $(seq -f '%07g' 0 9999); do
         cp "$W/f4k" "$TMPFS/f$i"; cp "$W/f4k" "$DISK/f$i"
     done
     "$BT" fill "$S" 10000 4096 >/dev/null

@@ -1,7 +1,7 @@
 /* benchtool.c -- the C side of `make bench`: loops that a shell would
  * measure badly. Each subcommand prints one line of numbers on stdout.
  *
- *   benchtool openread DIR N          open+read+close DIR/f00000..N-1; prints seconds
+ *   benchtool openread DIR N          open+read+close DIR/f0000000..N-1; prints seconds
  *   benchtool stat DIR N SAMPLES      stat SAMPLES random names of DIR/f0..N-1; prints seconds
  *   benchtool puts STORE N SIZE MODE  N library puts (MODE durable|nosync); prints
  *                                     seconds p50_us p99_us
@@ -69,7 +69,7 @@ static int cmd_openread(const char *dir, unsigned long n)
     char path[4096], buf[65536];
     double t0 = now_s();
     for (unsigned long i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/f%05lu", dir, i);
+        snprintf(path, sizeof path, "%s/f%07lu", dir, i);
         int fd = open(path, O_RDONLY);
         if (fd < 0) {
             perror(path);
