@@ -36,6 +36,19 @@ void rec_le64(unsigned char *out, uint64_t v)
         out[i] = (unsigned char)(v & 0xff);
 }
 
+void rec_le32(void *out, uint32_t v)
+{
+    unsigned char *b = out;
+    for (int i = 0; i < 4; i++, v >>= 8)
+        b[i] = (unsigned char)(v & 0xff);
+}
+
+uint32_t rec_get_le32(const void *p)
+{
+    const unsigned char *b = p;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
 uint64_t rec_get_le64(const void *p)
 {
     const unsigned char *b = p;

@@ -9,7 +9,7 @@
  *   meta  "state"            -> rec_state
  *   live  ns \0 key          -> rec_entry            (live names)
  *   ver   version(be64)      -> ns \0 key            (write order: oldest first)
- *   data  version(be64) idx(be32) -> chunk bytes     (one overflow page each)
+ *   data  version(be64) idx(be32) -> crc32c(le32) + chunk bytes (one page each)
  *   tomb  ns \0 key          -> rec_tomb             (evicted / removed names)
  *   tombq seq(be64)          -> ns \0 key            (tombstones, oldest first)
  *   log   generation(be64)   -> rec_change           (recent changes)
@@ -61,11 +61,18 @@ int rec_change_decode(const void *buf, size_t len, uint64_t *old_version,
 int rec_name_split(const char *name, size_t len, const char **ns,
                    size_t *nslen, const char **key, size_t *keylen);
 
+/* Bytes in front of each chunk's payload: its CRC-32C, little-endian. */
+#define REC_CHUNK_HDR 4u
+/* CRC-32C (Castagnoli) of N bytes at DATA. */
+uint32_t rec_crc32c(const void *data, size_t n);
+
 void rec_be64(unsigned char *out, uint64_t v);
 uint64_t rec_get_be64(const void *p);
 void rec_be32(unsigned char *out, uint32_t v);
 uint32_t rec_get_be32(const void *p);
 void rec_le64(unsigned char *out, uint64_t v);
+void rec_le32(void *out, uint32_t v);
+uint32_t rec_get_le32(const void *p);
 uint64_t rec_get_le64(const void *p);
 
 #endif

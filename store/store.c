@@ -399,7 +399,8 @@ static int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count
     return 0;
 }
 
-/* Writes LEN bytes of DATA as the chunks of VERSION. */
+/* Writes LEN bytes of DATA as the chunks of VERSION, each behind its
+ * CRC-32C, straight into the pages LMDB reserves for them. */
 static int chunks_write(const tx *t, uint64_t version, uint64_t chunk,
                         const unsigned char *data, size_t len)
 {
@@ -407,10 +408,14 @@ static int chunks_write(const tx *t, uint64_t version, uint64_t chunk,
     uint32_t idx = 0;
     for (size_t off = 0; off < len; off += chunk, idx++) {
         size_t n = len - off < chunk ? len - off : (size_t)chunk;
+        MDB_val key = {12, k}, val = {n + REC_CHUNK_HDR, NULL};
         int rc;
         data_key(k, version, idx);
-        if ((rc = db_put(t, DB_DATA, k, 12, data + off, n, MDB_APPEND)))
-            return rc;
+        rc = mdb_put(t->txn, db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
+        if (rc)
+            return map_err(rc);
+        rec_le32(val.mv_data, rec_crc32c(data + off, n));
+        memcpy((unsigned char *)val.mv_data + REC_CHUNK_HDR, data + off, n);
     }
     return 0;
 }
@@ -482,7 +487,7 @@ static int env_init_dbs(struct shared_env *se, store *tmp)
         mdb_env_stat(se->env, &ms);
         memset(&s, 0, sizeof s);
         s.format = REC_FORMAT;
-        s.chunk = ms.ms_psize - PAGE_HDR;
+        s.chunk = ms.ms_psize - PAGE_HDR - REC_CHUNK_HDR;
         s.max_total = STORE_DEFAULT_MAX_TOTAL;
         s.max_result = STORE_DEFAULT_MAX_RESULT;
         s.max_tombs = STORE_DEFAULT_MAX_TOMBS;
@@ -909,16 +914,20 @@ static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
     while (rc == 0 && got < len) {
         if (key.mv_size != 12 || rec_get_be64(key.mv_data) != version)
             break;
-        if (rec_get_be32((unsigned char *)key.mv_data + 8) != idx || val.mv_size > chunk) {
+        const unsigned char *p = val.mv_data;
+        size_t plen = val.mv_size - REC_CHUNK_HDR;
+        if (rec_get_be32((unsigned char *)key.mv_data + 8) != idx
+            || val.mv_size <= REC_CHUNK_HDR || plen > chunk
+            || rec_crc32c(p + REC_CHUNK_HDR, plen) != rec_get_le32(p)) {
             rc = MDB_CORRUPTED;
             break;
         }
-        if (val.mv_size <= skip) /* past the end, inside the last chunk */
+        if (plen <= skip) /* past the end, inside the last chunk */
             break;
-        size_t n = val.mv_size - (size_t)skip;
+        size_t n = plen - (size_t)skip;
         if (n > len - got)
             n = len - got;
-        memcpy(buf + got, (unsigned char *)val.mv_data + skip, n);
+        memcpy(buf + got, p + REC_CHUNK_HDR + skip, n);
         got += n;
         skip = 0;
         idx++;

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHUNK 4080u
+#define CHUNK 4076u
 #define NEW_LEN (5 * CHUNK + 17)
 
 int __real_mdb_txn_commit(MDB_txn *txn);

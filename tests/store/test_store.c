@@ -4,11 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <lmdb.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 4080u
+#define CHUNK 4076u
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -535,6 +536,55 @@ static void read_should_fail_gone_once_version_is_dropped(void **state)
     assert_int_equal(n, 8);
 }
 
+/* Flips one bit of the stored payload of VERSION's chunk IDX with LMDB
+ * directly, as a failing disk would (the store must be closed). */
+static void flip_chunk_bit(const char *dir, uint64_t version, uint32_t idx, size_t at)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    unsigned char k[12], *copy;
+    MDB_val key = {12, k}, val;
+    for (int i = 0; i < 8; i++)
+        k[i] = (unsigned char)(version >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++)
+        k[8 + i] = (unsigned char)(idx >> (24 - 8 * i));
+    assert_int_equal(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 8);
+    assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "data", 0, &dbi), 0);
+    assert_int_equal(mdb_get(txn, dbi, &key, &val), 0);
+    copy = malloc(val.mv_size);
+    memcpy(copy, val.mv_data, val.mv_size);
+    copy[4 + at] ^= 0x10;
+    val.mv_data = copy;
+    assert_int_equal(mdb_put(txn, dbi, &key, &val, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    free(copy);
+}
+
+static void flipped_bit_should_read_as_corrupt_never_wrong_bytes(void **state)
+{
+    struct fx *f = *state;
+    store_entry e;
+    unsigned char buf[64];
+    void *all;
+    size_t n, len;
+    assert_int_equal(fx_put(f->st, NULL, "k", 3 * CHUNK, 1, &e), 0);
+    store_close(f->st);
+    f->st = NULL;
+    flip_chunk_bit(f->dir, e.version, 1, 100);
+    assert_int_equal(store_open(&f->st, f->dir, 0), 0);
+    assert_int_equal(store_read(f->st, e.version, 0, buf, sizeof buf, &n), 0); /* chunk 0 is fine */
+    assert_int_equal(store_read(f->st, e.version, CHUNK + 3000, buf, sizeof buf, &n),
+                     STORE_ECORRUPT); /* the whole chunk is checked, not just the bytes read */
+    assert_int_equal(store_get(f->st, NULL, "k", &all, &len, NULL, NULL), STORE_ECORRUPT);
+    assert_int_equal(fx_put(f->st, NULL, "k", 10, 2, NULL), 0); /* a rewrite heals it */
+    fx_expect(f->st, NULL, "k", 10, 2);
+}
+
 static void version_stat_should_name_key_within_its_namespace(void **state)
 {
     struct fx *f = *state;
@@ -753,6 +803,7 @@ int main(void)
         T(tombstones_should_expire_beyond_their_limit),
         T(read_should_return_exact_bytes_at_any_offset),
         T(read_should_fail_gone_once_version_is_dropped),
+        T(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
         T(version_stat_should_name_key_within_its_namespace),
         T(list_should_return_live_keys_in_order_per_namespace),
         T(list_should_stop_when_callback_says_so),
