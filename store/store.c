@@ -469,10 +469,10 @@ static int env_check_size(MDB_env *env)
     return 0;
 }
 
-/* Opens the databases, creating them and a fresh state when writable. */
-static int env_init_dbs(struct shared_env *se, store *tmp)
+/* Opens the databases in a transaction of kind WRITE; a write transaction
+ * also creates them and a fresh state when missing. */
+static int env_open_dbs(struct shared_env *se, store *tmp, int write)
 {
-    int write = !(se->flags & STORE_RDONLY);
     rec_state s;
     MDB_stat ms;
     tx t;
@@ -499,6 +499,16 @@ static int env_init_dbs(struct shared_env *se, store *tmp)
     /* Even a read-only transaction is committed here: LMDB closes database
      * handles opened by a transaction that is aborted. */
     return tx_end(&t, rc);
+}
+
+/* Opens the databases: a read transaction when the store is complete (the
+ * usual case: no writer lock taken at open), a write one to create it. */
+static int env_init_dbs(struct shared_env *se, store *tmp)
+{
+    int rc = env_open_dbs(se, tmp, 0);
+    if (rc == STORE_ENOSTORE && !(se->flags & STORE_RDONLY))
+        rc = env_open_dbs(se, tmp, 1);
+    return rc;
 }
 
 static int env_open(struct shared_env *se, const char *dir, int creating)
