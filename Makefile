@@ -35,6 +35,7 @@ TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
+FAULT_BIN := $(patsubst tests/faults/%.c,$(B)/faults/%,$(wildcard tests/faults/*.c))
 
 PROGS := $(B)/libstore.a
 ifneq ($(AL_LIB_SRC),)
@@ -47,9 +48,9 @@ ifneq ($(FS_SRC),)
 PROGS += $(B)/offloadfs
 endif
 
-.PHONY: all deps test test-unit test-asan test-valgrind fuzz run stop demo bench install \
+.PHONY: all deps test test-unit test-asan test-valgrind check-faults fuzz run stop demo bench install \
         uninstall clean
-all: $(PROGS) $(TEST_BIN) $(TOOL_BIN) $(BENCH_BIN)
+all: $(PROGS) $(TEST_BIN) $(TOOL_BIN) $(BENCH_BIN) $(FAULT_BIN)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -97,14 +98,15 @@ deps:
 	@scripts/deps.sh
 
 run: deps
-	$(MAKE) all
-	scripts/run.sh
+	@$(MAKE) --no-print-directory $(PROGS)
+	@scripts/run.sh
 
 stop:
-	scripts/run.sh stop
+	@scripts/run.sh stop
 
-demo: all
-	scripts/demo.sh
+demo: deps
+	@$(MAKE) --no-print-directory $(PROGS)
+	@scripts/demo.sh
 
 bench: deps
 	$(MAKE) all
@@ -128,6 +130,17 @@ test-valgrind: deps
 	$(MAKE) all
 	OFFLOADFS_VALGRIND=1 tests/run.sh
 
+# Drivers of the fault and load tests (tests/faults), over libagentlink.
+$(B)/faults/%: tests/faults/%.c tests/faults/content.h $(B)/libagentlink.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a $(REQ_LIBS_AL)
+
+# The slow fault and load checks (tests/faults/check_*.sh: 64 writers, the
+# corruption sweep, churn under readers); .ci/run runs them after make test.
+check-faults: deps
+	$(MAKE) all
+	tests/run.sh check-faults
+
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on top of the corpus
 # committed under tests/fuzz/corpus/NAME; new inputs go to a scratch dir.
 FUZZ_SECONDS ?= 20
@@ -143,25 +156,33 @@ fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
 	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/new-$$n \
+	  d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $$d $(B)/fuzz/new-$$n \
 	    tests/fuzz/corpus/$$n 2>$(B)/fuzz/$$n.log || { tail -40 $(B)/fuzz/$$n.log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units|stat::peak_rss' $(B)/fuzz/$$n.log; \
 	done
 
 # ---- install ---------------------------------------------------------------
+# Nothing under DESTDIR is ever written into an installed file: the pc file
+# and the mount-helper link name PREFIX paths only.
+INCLUDEDIR ?= $(PREFIX)/include
+MANPREFIX  ?= $(PREFIX)/share/man
+PYTHONDIR  ?= $(PREFIX)/share/offloadfs/python
+LDCONFIG   ?= ldconfig
 BINDIR := $(DESTDIR)$(PREFIX)/bin
-INCDIR := $(DESTDIR)$(PREFIX)/include/agentlink
+INCDIR := $(DESTDIR)$(INCLUDEDIR)/agentlink
 LIBD   := $(DESTDIR)$(LIBDIR)
 PCDIR  := $(LIBD)/pkgconfig
-MANDIR := $(DESTDIR)$(PREFIX)/share/man
-PYDIR  := $(DESTDIR)$(PREFIX)/share/offloadfs/python
-SBINDIR := $(DESTDIR)/sbin
+MANDIR := $(DESTDIR)$(MANPREFIX)
+PYDIR  := $(DESTDIR)$(PYTHONDIR)
+# mount(8) runs mount.fuse3 without PATH, and mount.fuse3 starts the daemon
+# through /bin/sh, whose built-in PATH is HELPER_PATH (dash, fuse3 3.14). A
+# PREFIX whose bin/ is not in it gets a symlink in MOUNT_LINK_DIR so that
+# fstab and mount -t fuse.offloadfs find offloadfs; MOUNT_LINK_DIR= skips it.
+HELPER_PATH := /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin
+MOUNT_LINK_DIR ?= $(if $(filter $(HELPER_PATH),$(patsubst %/,%,$(PREFIX))/bin),,/usr/local/sbin)
 
-$(B)/agentlink.pc: agentlink/agentlink.pc.in
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
-
-install: all $(B)/agentlink.pc
+install: $(PROGS)
 	install -d $(BINDIR) $(INCDIR) $(LIBD) $(PCDIR) $(MANDIR)/man1 $(MANDIR)/man3 $(PYDIR)
 	install -m 755 $(B)/offloadfs $(B)/agentlink $(BINDIR)/
 	install -m 644 agentlink/agentlink.h $(INCDIR)/
@@ -169,11 +190,20 @@ install: all $(B)/agentlink.pc
 	install -m 755 $(B)/libagentlink.so $(LIBD)/libagentlink.so.$(VERSION)
 	ln -sf libagentlink.so.$(VERSION) $(LIBD)/libagentlink.so.$(SOVER)
 	ln -sf libagentlink.so.$(SOVER) $(LIBD)/libagentlink.so
-	install -m 644 $(B)/agentlink.pc $(PCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    agentlink/agentlink.pc.in > $(PCDIR)/agentlink.pc
+	chmod 644 $(PCDIR)/agentlink.pc
 	install -m 644 doc/offloadfs.1 doc/agentlink.1 $(MANDIR)/man1/
 	install -m 644 doc/agentlink.3 $(MANDIR)/man3/
 	install -m 644 agentlink/python/agentlink.py $(PYDIR)/
-	[ -n "$(DESTDIR)" ] || ldconfig 2>/dev/null || true
+ifneq ($(MOUNT_LINK_DIR),)
+	@{ install -d $(DESTDIR)$(MOUNT_LINK_DIR) && \
+	   ln -sfn $(PREFIX)/bin/offloadfs $(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs && \
+	   echo "linked $(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs -> $(PREFIX)/bin/offloadfs (for mount -t fuse.offloadfs)"; } || \
+	 echo "note: no link in $(MOUNT_LINK_DIR): mount -t fuse.offloadfs and fstab will not find $(PREFIX)/bin/offloadfs" >&2
+endif
+	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) 2>/dev/null || true
 
 uninstall:
 	rm -f $(BINDIR)/offloadfs $(BINDIR)/agentlink $(INCDIR)/agentlink.h \
@@ -181,7 +211,12 @@ uninstall:
 	  $(LIBD)/libagentlink.so.$(VERSION) $(PCDIR)/agentlink.pc \
 	  $(MANDIR)/man1/offloadfs.1 $(MANDIR)/man1/agentlink.1 $(MANDIR)/man3/agentlink.3 \
 	  $(PYDIR)/agentlink.py
-	-rmdir $(INCDIR) $(PYDIR) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null
+ifneq ($(MOUNT_LINK_DIR),)
+	@l=$(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs; \
+	 if [ "$$(readlink "$$l")" = "$(PREFIX)/bin/offloadfs" ]; then rm -f "$$l"; fi
+endif
+	-@rmdir $(INCDIR) $(PYDIR) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null || true
+	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) 2>/dev/null || true
 
 clean:
 	rm -rf $(B) build-asan

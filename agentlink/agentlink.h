@@ -6,7 +6,8 @@
  *     al_policy *pol;  al_store *h;  char *msg, *out;  size_t outlen;
  *     al_policy_load(&pol, NULL, &msg);          // $OFFLOADFS_CONFIG or defaults
  *     al_store_open(&h, NULL, NULL, NULL, pol);  // flag > env > config > default
- *     al_offload(h, pol, "bash", call_id, result, len, &out, &outlen, NULL);
+ *     al_offload(h, pol, "bash", call_id, strlen(call_id), result, len,
+ *                &out, &outlen, NULL);
  *     ... put OUT (the result unchanged, or the pointer text) in the conversation
  *     al_free(out);  al_store_close(h);  al_policy_free(pol);
  *
