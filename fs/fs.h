@@ -63,9 +63,9 @@
 
 /* Seconds the kernel may cache names, attributes and negative lookups. */
 #define OFS_CACHE_TIMEOUT 3600.0
-/* How often the watcher looks at the store's commit token (one read of the
- * LMDB meta page, no lock). It bounds how long a replaced or evicted name may
- * still point at its old version (and so answer ENODATA) after the write. */
+/* How often the watcher asks the store what changed (one short read
+ * transaction). It bounds how long a replaced or evicted name may still
+ * point at its old version (and so answer ENODATA) after the write. */
 #define OFS_WATCH_INTERVAL_MS 20u
 /* st_blksize reported for entries: the I/O size tools like cat pick. */
 #define OFS_BLKSIZE (128u * 1024u)
@@ -78,7 +78,6 @@ struct ofs_watch {
     pthread_cond_t wake;
     atomic_int stop;           /* set once, by ofs_watch_stop() */
     int running;               /* thread was started */
-    uint64_t token;            /* last commit token seen */
     uint64_t generation;       /* last store generation processed */
     unsigned interval_ms;
 };
@@ -125,10 +124,9 @@ int ofs_errno(int store_rc);
 
 /* ---- watch.c ---------------------------------------------------------- */
 
-/* Starts the watcher thread for FS (fs->st and fs->se must be set). It polls
- * store_commit_token() every OFS_WATCH_INTERVAL_MS and, when it moves,
- * invalidates in the kernel exactly the names and inodes that changed in
- * fs->ns. Returns 0 or an errno value (the thread could not be made). */
+/* Starts the watcher thread for FS (fs->st and fs->se must be set). Every
+ * OFS_WATCH_INTERVAL_MS it reads the store's change log and invalidates in
+ * the kernel exactly the names and inodes that changed in fs->ns. Returns 0 or an errno value (the thread could not be made). */
 int ofs_watch_start(struct ofs *fs);
 
 /* Stops and joins the watcher; safe to call when it never started. */

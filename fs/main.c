@@ -9,6 +9,11 @@
  * the daemon serves from is opened after fuse_daemonize(), because LMDB
  * handles must not cross fork().
  *
+ * Readiness: under systemd (Type=notify), $NOTIFY_SOCKET names a datagram
+ * socket; once the mount exists and the store is open, "READY=1" goes there,
+ * before the first request is served, so units ordered after ours find the
+ * mount up. No libsystemd: the protocol is one sendto().
+ *
  * Exit status: 0 after an unmount, SIGINT, SIGTERM or SIGHUP, or after -h
  * and -V; 2 for a bad invocation; 1 when the store or the mount fails.
  */
@@ -22,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,6 +229,43 @@ static void log_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
     vsyslog((int)level, fmt, ap);
 }
 
+/* Sends MSG ("READY=1", "STOPPING=1") to the service manager when
+ * $NOTIFY_SOCKET names one: an AF_UNIX datagram socket, in the abstract
+ * namespace when the name starts with '@'. Does nothing without the
+ * variable. A failure is logged and otherwise ignored: the mount works
+ * either way, and systemd reports a unit that never gets ready. */
+static void notify_systemd(const char *msg)
+{
+    const char *name = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa;
+    size_t len;
+    int fd, rc = 0;
+    if (!name || !*name)
+        return;
+    len = strlen(name);
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    if ((name[0] != '/' && name[0] != '@') || len >= sizeof sa.sun_path) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: NOTIFY_SOCKET '%s': not an AF_UNIX socket path\n",
+                 name);
+        return;
+    }
+    memcpy(sa.sun_path, name, len);
+    if (name[0] == '@')
+        sa.sun_path[0] = '\0';
+    if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
+        rc = errno;
+    } else {
+        if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+            rc = errno;
+        close(fd);
+    }
+    if (rc)
+        fuse_log(FUSE_LOG_ERR, "offloadfs: telling systemd %s on '%s': %s\n", msg,
+                 name, strerror(rc));
+}
+
 /* Everything after the session exists: mount, daemonize, open the store,
  * watch it, serve, tear down in reverse. */
 static int run_mounted(struct ofs *fs, const char *store_abs,
@@ -253,7 +297,9 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
                  strerror(rc));
         goto out_store;
     }
+    notify_systemd("READY=1");
     ret = serve(se, o);
+    notify_systemd("STOPPING=1");
     ofs_watch_stop(fs);
 out_store:
     store_close(fs->st);

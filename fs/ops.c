@@ -212,6 +212,48 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_open(req, fi);
 }
 
+#ifdef STORE_READ_IOV
+/* The bytes go to the kernel straight from the store's memory map: one
+ * copy fewer than reading into a buffer. store_read_iov() hands them over
+ * inside one read transaction, so they are all of version INO or the call
+ * fails with ENODATA: never a mix. */
+struct read_reply {
+    fuse_req_t req;
+    int replied;
+};
+
+static int read_send(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
+{
+    struct read_reply *r = ctx;
+    (void)total;
+    r->replied = 1;
+    fuse_reply_iov(r->req, iov, (int)iovcnt);
+    return 0;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    struct ofs *fs = ofs_from_req(req);
+    struct read_reply r = {req, 0};
+    int rc;
+    (void)fi;
+    if (ino == ROOT_INO) {
+        fuse_reply_err(req, EISDIR);
+        return;
+    }
+    if (off < 0) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
+    if (rc)
+        OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
+                  (uint64_t)ino, (intmax_t)off, store_strerror(rc));
+    if (!r.replied)
+        fuse_reply_err(req, rc ? ofs_errno(rc) : EIO);
+}
+#else
 /* Reads into a fresh buffer: *BUF is malloc'd (caller frees), *N the count.
  * store_read() copies from one read transaction, so the bytes are all of
  * version INO or the call fails with ENODATA: never a mix. */
@@ -247,6 +289,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_buf(req, buf, n);
     free(buf);
 }
+#endif
 
 /* ---- directory -------------------------------------------------------- */
 

@@ -2,10 +2,16 @@
  * measure badly. Each subcommand prints one line of numbers on stdout.
  *
  *   benchtool openread DIR N          open+read+close DIR/f0000000..N-1; prints seconds
- *   benchtool stat DIR N SAMPLES      stat SAMPLES random names of DIR/f0..N-1; prints seconds
+ *   benchtool stat DIR N SAMPLES      stat SAMPLES distinct random names of DIR/f0..N-1
+ *                                     (each once: every stat is a cold lookup on a
+ *                                     fresh mount); prints seconds per stat
  *   benchtool puts STORE N SIZE MODE  N library puts (MODE durable|nosync); prints
  *                                     seconds p50_us p99_us
- *   benchtool files DIR N SIZE MODE   N file writes (MODE fsync|nofsync); same output
+ *   benchtool files DIR N SIZE MODE   N file writes; same output. MODE nofsync: open,
+ *                                     write, close; fsync: and fsync before close;
+ *                                     atomic: write a temporary, fsync, rename over
+ *                                     the name, fsync the directory (what an atomic,
+ *                                     durable put costs with plain files)
  *   benchtool fill STORE N SIZE       bulk-load keys f0000000.. (no fsync); prints seconds
  *   benchtool churn STORE BOUND       write 10x BOUND through a store bounded at BOUND;
  *                                     prints file/bound p50_us_fill p99_us_fill
@@ -83,21 +89,42 @@ static int cmd_openread(const char *dir, unsigned long n)
     return 0;
 }
 
+/* A fixed pseudo-random sequence (same names every run). */
+static unsigned long next_rand(uint64_t *seed)
+{
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned long)(*seed >> 33);
+}
+
 static int cmd_stat(const char *dir, unsigned long n, unsigned long samples)
 {
     char path[4096];
     struct stat sb;
-    unsigned seed = 1;
-    double t0 = now_s();
+    uint64_t seed = 1;
+    unsigned long *idx = malloc(n * sizeof *idx);
+    double t0;
+    if (!idx || samples > n) {
+        fprintf(stderr, "benchtool: stat: SAMPLES must be at most N\n");
+        return 2;
+    }
+    /* The first SAMPLES places of a Fisher-Yates shuffle: distinct names. */
+    for (unsigned long i = 0; i < n; i++)
+        idx[i] = i;
     for (unsigned long i = 0; i < samples; i++) {
-        seed = seed * 1103515245u + 12345u;
-        snprintf(path, sizeof path, "%s/f%07lu", dir, (unsigned long)(seed >> 4) % n);
+        unsigned long j = i + next_rand(&seed) % (n - i), t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    t0 = now_s();
+    for (unsigned long i = 0; i < samples; i++) {
+        snprintf(path, sizeof path, "%s/f%07lu", dir, idx[i]);
         if (stat(path, &sb)) {
             perror(path);
             return 1;
         }
     }
     printf("%.9f\n", (now_s() - t0) / (double)samples);
+    free(idx);
     return 0;
 }
 
@@ -126,24 +153,35 @@ static int cmd_puts(const char *dir, unsigned long n, unsigned long size, int no
     return 0;
 }
 
-static int cmd_files(const char *dir, unsigned long n, unsigned long size, int sync)
+enum { FILES_NOFSYNC, FILES_FSYNC, FILES_ATOMIC };
+
+static int cmd_files(const char *dir, unsigned long n, unsigned long size, int mode)
 {
-    char path[4096];
+    char path[4096], tmp[4096];
     unsigned char *buf = malloc(size);
     double *lat = malloc(n * sizeof *lat), t0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) {
+        perror(dir);
+        return 1;
+    }
     memset(buf, 'x', size);
     t0 = now_s();
     for (unsigned long i = 0; i < n; i++) {
         double t = now_s();
         snprintf(path, sizeof path, "%s/k%07lu", dir, i);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0 || write(fd, buf, size) != (ssize_t)size || (sync && fsync(fd))) {
+        snprintf(tmp, sizeof tmp, "%s/.k%07lu.tmp", dir, i);
+        const char *target = mode == FILES_ATOMIC ? tmp : path;
+        int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || write(fd, buf, size) != (ssize_t)size
+            || (mode != FILES_NOFSYNC && fsync(fd)) || close(fd)
+            || (mode == FILES_ATOMIC && (rename(tmp, path) || fsync(dfd)))) {
             perror(path);
             return 1;
         }
-        close(fd);
         lat[i] = now_s() - t;
     }
+    close(dfd);
     printf("%.6f %.1f %.1f\n", now_s() - t0, pct(lat, n, 0.5) * 1e6, pct(lat, n, 0.99) * 1e6);
     free(buf);
     free(lat);
@@ -254,7 +292,9 @@ int main(int argc, char **argv)
     if (!strcmp(c, "puts") && argc == 6)
         return cmd_puts(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "nosync"));
     if (!strcmp(c, "files") && argc == 6)
-        return cmd_files(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "fsync"));
+        return cmd_files(argv[2], arg_num(argv[3]), arg_num(argv[4]),
+                         !strcmp(argv[5], "atomic") ? FILES_ATOMIC
+                         : !strcmp(argv[5], "fsync") ? FILES_FSYNC : FILES_NOFSYNC);
     if (!strcmp(c, "fill") && argc == 5)
         return cmd_fill(argv[2], arg_num(argv[3]), arg_num(argv[4]));
     if (!strcmp(c, "churn") && argc == 4)
