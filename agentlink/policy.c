@@ -398,6 +398,45 @@ static int finish(pctx *c, int rc, al_policy **out, char **errmsg)
     return rc;
 }
 
+/* Offset of the first NUL the policy would hide, or LEN: a raw zero byte
+ * (cJSON skips it as if it were a space, or ends a string at it) or a
+ * \u0000 escape inside a string. cJSON hands strings over as C strings, so
+ * either would silently cut a name short: "a\u0000b" would read as "a".
+ * Found by tests/fuzz/fuzz_config.c. */
+static size_t nul_offset(const char *text, size_t len)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\0')
+            return i;
+        if (!in_string) {
+            in_string = text[i] == '"';
+        } else if (text[i] == '"') {
+            in_string = 0;
+        } else if (text[i] == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && len - i >= 6 && !memcmp(text + i + 2, "0000", 4))
+                return i;
+            i++; /* the escaped character */
+        }
+    }
+    return len;
+}
+
+/* Line and column (from 1) of byte OFF of TEXT. */
+static void line_col(const char *text, size_t off, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
 int al_policy_parse(al_policy **out, const char *text, size_t len,
                     const char *origin, char **errmsg)
 {
@@ -413,18 +452,21 @@ int al_policy_parse(al_policy **out, const char *text, size_t len,
     *out = NULL;
     if (!(c.pol = policy_new()))
         return ENOMEM;
+    if (text && nul_offset(text, len) < len) {
+        size_t line, col;
+        line_col(text, nul_offset(text, len), &line, &col);
+        al_buf_adds(&c.msg, "config '");
+        al_buf_add_printable(&c.msg, c.origin, strlen(c.origin));
+        al_buf_addf(&c.msg, "': line %zu, column %zu: expected no NUL character "
+                    "(a zero byte or \\u0000)", line, col);
+        rc = AL_ECONFIG;
+        goto done;
+    }
     root = cJSON_ParseWithLengthOpts(text ? text : "", text ? len : 0, &end, 0);
     if (!root) {
         size_t off = end && text && end >= text ? (size_t)(end - text) : 0;
-        size_t line = 1, col = 1;
-        for (size_t i = 0; i < off && i < len; i++) {
-            if (text[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
+        size_t line, col;
+        line_col(text ? text : "", off < len ? off : len, &line, &col);
         al_buf_adds(&c.msg, "config '");
         al_buf_add_printable(&c.msg, c.origin, strlen(c.origin));
         if (len == 0)

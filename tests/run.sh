@@ -5,9 +5,13 @@
 #   tests/run.sh            everything
 #   tests/run.sh unit       cmocka binaries only
 #   tests/run.sh FILTER     suites whose path contains FILTER
+#   tests/run.sh check-faults  only the slow fault and load checks,
+#                           tests/faults/check_*.sh (make check-faults)
 set -u
 cd "$(dirname "$0")/.."
 filter=${1:-}
+checks=
+if [ "$filter" = check-faults ]; then checks=1; filter=tests/faults/check_; fi
 # OFFLOADFS_BUILD picks another build dir (make test-asan); OFFLOADFS_VALGRIND=1
 # runs the binaries under memcheck (make test-valgrind).
 export OFFLOADFS_BUILD=${OFFLOADFS_BUILD:-build}
@@ -50,6 +54,7 @@ count() { # count LOGFILE KIND SUITE RC
 run_suite() { # run_suite KIND PATH CMD...
     local kind=$1 suite=$2; shift 2
     case $suite in *"$filter"*) ;; *) [ "$filter" = unit ] || return 0 ;; esac
+    case $suite in */check_*) [ -n "$checks" ] || return 0 ;; esac
     [ "$filter" = unit ] && [ "$kind" != cmocka ] && return 0
     local log="$logdir/$(echo "$suite" | tr / _).log" rc
     echo "=== $suite"
@@ -62,7 +67,7 @@ for t in "$OFFLOADFS_BUILD"/tests/*/test_*; do
     [ -x "$t" ] || continue
     run_suite cmocka "${t#"$PWD"/}" ${OFFLOADFS_WRAP:-} "$t"
 done
-for t in tests/*/test_*.sh; do
+for t in tests/*/test_*.sh tests/faults/check_*.sh; do
     [ -f "$t" ] || continue
     run_suite sh "$t" bash "$t"
 done

@@ -45,6 +45,7 @@ AL_ENOTFOUND = _BASE - 1
 AL_EEVICTED = _BASE - 2
 AL_ENOSTORE = _BASE - 8
 AL_ENAME_EMPTY = _BASE - 20
+AL_ENAME_CTRL = _BASE - 24
 AL_ENAME_DOT = _BASE - 25
 AL_ECONFIG = _BASE - 40
 AL_ETOOL = _BASE - 42
@@ -182,10 +183,24 @@ def _bytes(value, what):
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
 
 
-def _opt(value):
+def _cstr(value, what):
+    """VALUE as bytes for a NUL-terminated C argument. A NUL inside would
+    silently cut it short in C (key "a\\0b" would write key "a"), so it is
+    refused, naming the rule as the library does."""
+    data = _bytes(value, what)
+    if b"\0" in data:
+        if what in ("key", "reference", "namespace"):
+            raise ValueError("%s %r %s" % (what, value, _strerror(AL_ENAME_CTRL)))
+        if what == "tool":
+            raise ValueError("%s: %r" % (_strerror(AL_ETOOL), value))
+        raise ValueError("%s %r contains a NUL" % (what, value))
+    return data
+
+
+def _opt(value, what="path"):
     if value is None:
         return None
-    return os.fsencode(value)
+    return _cstr(os.fspath(value), what)
 
 
 def _time(ns):
@@ -225,7 +240,8 @@ class _Policy:
             rc = lib.al_policy_parse(ctypes.byref(self._ptr), text, len(text), b"<dict>",
                                      ctypes.byref(err))
         else:
-            rc = lib.al_policy_load(ctypes.byref(self._ptr), _opt(config), ctypes.byref(err))
+            rc = lib.al_policy_load(ctypes.byref(self._ptr), _opt(config, "config"),
+                                    ctypes.byref(err))
         if rc:
             message = _take_string(err).decode("utf-8", "replace") if err.value else _strerror(rc)
             if rc == AL_ECONFIG:
@@ -245,8 +261,8 @@ class _Policy:
 def _open(store, namespace, mount, policy):
     """Opens an al_store handle; raises on failure."""
     h = ctypes.c_void_p()
-    rc = _load().al_store_open(ctypes.byref(h), _opt(store), _opt(namespace), _opt(mount),
-                               policy.ptr)
+    rc = _load().al_store_open(ctypes.byref(h), _opt(store, "store"),
+                               _opt(namespace, "namespace"), _opt(mount, "mount"), policy.ptr)
     if rc:
         if AL_ENAME_DOT <= rc <= AL_ENAME_EMPTY:
             raise ValueError("namespace %r %s" % (namespace, _strerror(rc)))
@@ -278,7 +294,7 @@ class ToolResultStore:
         over the store's max_result_bytes keeps its head and tail."""
         data = _bytes(content, "content")
         path = ctypes.c_void_p()
-        rc = _load().al_store_put(self._handle(), _bytes(key, "key"), data, len(data), None,
+        rc = _load().al_store_put(self._handle(), _cstr(key, "key"), data, len(data), None,
                                   None, ctypes.byref(path))
         if rc:
             _raise(rc, key)
@@ -314,7 +330,7 @@ class ToolResultStore:
     def key_of(self, reference):
         """The key of REFERENCE: a path directly under the mount, or a key."""
         out = ctypes.c_void_p()
-        rc = _load().al_store_key_of(self._handle(), _bytes(os.fspath(reference), "reference"),
+        rc = _load().al_store_key_of(self._handle(), _cstr(os.fspath(reference), "reference"),
                                      ctypes.byref(out))
         if rc:
             _raise(rc, reference)
@@ -323,7 +339,7 @@ class ToolResultStore:
     def path_of(self, key):
         """KEY's path under the mount."""
         out = ctypes.c_void_p()
-        rc = _load().al_store_path_of(self._handle(), _bytes(key, "key"), ctypes.byref(out))
+        rc = _load().al_store_path_of(self._handle(), _cstr(key, "key"), ctypes.byref(out))
         if rc:
             _raise(rc, key)
         return os.fsdecode(_take_string(out))
@@ -383,7 +399,7 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
     lib = _load()
     policy = _Policy(config)
     data = _bytes(content, "content")
-    tool_b = _bytes(tool, "tool")
+    tool_b = _cstr(tool, "tool")
     if not lib.al_policy_decide(policy.ptr, tool_b, data, len(data), None, None):
         return content
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:

@@ -1,8 +1,10 @@
 /* test_faults.c -- LMDB failures injected under the store: a commit that
- * fails (EIO, MDB_MAP_FULL) and a put that fails mid-value. Each must give
- * a clear error, change nothing, and leave the store ready for the next write.
+ * fails (EIO, MDB_MAP_FULL), a put that fails mid-value, and a transaction
+ * that cannot start because the reader table is full (MDB_READERS_FULL).
+ * Each must give a clear error, change nothing, and leave the store ready
+ * for the next call.
  */
-/* WRAP: -Wl,--wrap=mdb_txn_commit -Wl,--wrap=mdb_put */
+/* WRAP: -Wl,--wrap=mdb_txn_commit -Wl,--wrap=mdb_put -Wl,--wrap=mdb_txn_begin */
 #include "fixture.h"
 
 #include <errno.h>
@@ -14,10 +16,14 @@ int __real_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
 int __wrap_mdb_txn_commit(MDB_txn *txn);
 int __wrap_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
                    unsigned flags);
+int __real_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn);
+int __wrap_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn);
 
 static int fail_commit;     /* error the next commit returns, 0: none */
 static int fail_put_after;  /* puts to let through before failing, -1: never */
 static int fail_put_code;
+static int fail_begin;      /* error the next mdb_txn_begin returns, 0: none */
+static unsigned fail_begin_flags; /* flags of the transaction refused */
 
 int __wrap_mdb_txn_commit(MDB_txn *txn)
 {
@@ -37,10 +43,25 @@ int __wrap_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsig
     return __real_mdb_put(txn, dbi, key, data, flags);
 }
 
+/* LMDB answers MDB_READERS_FULL from mdb_txn_begin when every reader slot
+ * of lock.mdb is taken (maxreaders) by live processes. */
+int __wrap_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn)
+{
+    if (fail_begin) {
+        int rc = fail_begin;
+        fail_begin = 0;
+        fail_begin_flags = flags;
+        *txn = NULL;
+        return rc;
+    }
+    return __real_mdb_txn_begin(env, parent, flags, txn);
+}
+
 static int setup(void **state)
 {
     fail_commit = 0;
     fail_put_after = -1;
+    fail_begin = 0;
     return fx_setup(state);
 }
 
@@ -140,6 +161,76 @@ static void remove_and_limits_should_change_nothing_on_failed_commit(void **stat
     assert_int_equal(store_remove(f->st, NULL, "a"), 0);
 }
 
+static void readers_full_should_fail_reads_cleanly_then_work(void **state)
+{
+    struct fx *f = *state;
+    struct snap sn;
+    store_entry e;
+    store_stats s;
+    void *buf = NULL;
+    size_t len = 0, n = 0;
+    char b[16];
+    assert_int_equal(fx_put(f->st, NULL, "k", 5000, 1, &e), 0);
+    snap_take(f->st, &sn);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_lookup(f->st, NULL, "k", NULL, NULL), STORE_EREADERS);
+    assert_true(fail_begin_flags & MDB_RDONLY);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_get(f->st, NULL, "k", &buf, &len, NULL, NULL), STORE_EREADERS);
+    assert_null(buf);
+    assert_int_equal(len, 0);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_read(f->st, e.version, 0, b, sizeof b, &n), STORE_EREADERS);
+    assert_int_equal(n, 0);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_stats_get(f->st, &s), STORE_EREADERS);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_version_stat(f->st, NULL, e.version, NULL, NULL), STORE_EREADERS);
+    assert_string_equal(store_strerror(STORE_EREADERS), store_strerror(STORE_EREADERS));
+    assert_non_null(strstr(store_strerror(STORE_EREADERS), "reader"));
+    /* The next calls work and nothing changed. */
+    snap_expect_same(f->st, &sn);
+    fx_expect(f->st, NULL, "k", 5000, 1);
+}
+
+static void readers_full_should_refuse_writes_and_change_nothing(void **state)
+{
+    struct fx *f = *state;
+    struct snap sn;
+    store_limits l = {50, 0, 0};
+    assert_int_equal(fx_put(f->st, NULL, "a", 100, 1, NULL), 0);
+    snap_take(f->st, &sn);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(fx_put(f->st, NULL, "b", 100, 2, NULL), STORE_EREADERS);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_remove(f->st, NULL, "a"), STORE_EREADERS);
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_limits_set(f->st, &l, NULL), STORE_EREADERS);
+    snap_expect_same(f->st, &sn);
+    assert_int_equal(store_lookup(f->st, NULL, "b", NULL, NULL), STORE_ENOTFOUND);
+    fx_expect(f->st, NULL, "a", 100, 1);
+    assert_int_equal(fx_put(f->st, NULL, "b", 100, 2, NULL), 0);
+    fx_expect(f->st, NULL, "b", 100, 2);
+}
+
+static void readers_full_at_open_should_fail_cleanly_then_open(void **state)
+{
+    struct fx *f = *state;
+    store *other = NULL;
+    /* A second process opening the store: its first transaction fails. The
+     * fixture's handle holds the environment of this process, so close it
+     * to make store_open() open LMDB again. */
+    store_close(f->st);
+    f->st = NULL;
+    fail_begin = MDB_READERS_FULL;
+    assert_int_equal(store_open(&other, f->dir, STORE_RDONLY), STORE_EREADERS);
+    assert_null(other);
+    assert_int_equal(store_open(&other, f->dir, STORE_RDONLY), 0);
+    store_close(other);
+    assert_int_equal(store_open(&f->st, f->dir, STORE_NOSYNC), 0);
+    assert_int_equal(fx_put(f->st, NULL, "k", 10, 1, NULL), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
 int main(void)
 {
@@ -149,6 +240,9 @@ int main(void)
         T(put_failing_mid_value_should_leave_no_chunk),
         T(put_failing_during_eviction_should_evict_nothing),
         T(remove_and_limits_should_change_nothing_on_failed_commit),
+        T(readers_full_should_fail_reads_cleanly_then_work),
+        T(readers_full_should_refuse_writes_and_change_nothing),
+        T(readers_full_at_open_should_fail_cleanly_then_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
