@@ -27,6 +27,12 @@
  *   must not cross fork()); startup probes it once before mounting and
  *   closes that handle again, only to report a missing store clearly.
  * - Errors: store codes become errno values in ofs_errno() and nowhere else.
+ * - Threads of our own that wait on the kernel: the watcher (its
+ *   invalidations take the kernel's directory lock) and the prefetcher (it
+ *   looks names up through the mount and pushes pages the kernel may be
+ *   reading). Both can wait for an answer from this daemon, so shutdown
+ *   first tells them to stop, then keeps answering requests until they have
+ *   (drain() in main.c), and only then joins them.
  *
  * What the mount shows (beyond the contract)
  * ==========================================
@@ -40,6 +46,15 @@
  *   each file. created is RFC 3339 UTC with microseconds.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
  *   it, files the live entries of the whole store.
+ * - Prefetch: a result written while the mount is up is pushed into the
+ *   kernel's page cache (-o prefetch=SIZE, largest value pushed, default
+ *   OFS_PREFETCH_DEFAULT, 0 for none), so the first read of a result an
+ *   agent has just written is a cached read. The kernel takes pages only
+ *   for an inode it knows, so the prefetcher first stats the name through
+ *   the mount: while that stat is under way (one round trip, ~50 us after
+ *   each write) an unmount of the mountpoint fails with EBUSY. A poll that
+ *   sees more than OFS_PREFETCH_BURST new versions (a bulk load, not an
+ *   agent) pushes none of them.
  * - Open files: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once
  *   and the kernel never asks again; otherwise it answers keep_cache.
  * - If the change log no longer reaches the last generation seen (more than
@@ -69,6 +84,12 @@
 #define OFS_WATCH_INTERVAL_MS 20u
 /* st_blksize reported for entries: the I/O size tools like cat pick. */
 #define OFS_BLKSIZE (128u * 1024u)
+/* Largest value pushed into the page cache after a write (-o prefetch=). */
+#define OFS_PREFETCH_DEFAULT (64ull << 20)
+/* New versions queued for the prefetcher at most; more are dropped. */
+#define OFS_PREFETCH_QUEUE 64u
+/* A poll seeing more new versions than this prefetches none of them. */
+#define OFS_PREFETCH_BURST 16u
 
 /* The change watcher (watch.c). Lives inside struct ofs; fields are private
  * to watch.c except where noted. */
@@ -76,10 +97,31 @@ struct ofs_watch {
     pthread_t thread;
     pthread_mutex_t lock;      /* with wake: the interval sleep */
     pthread_cond_t wake;
-    atomic_int stop;           /* set once, by ofs_watch_stop() */
+    atomic_int stop;           /* set once, by ofs_watch_stop_begin() */
+    atomic_int done;           /* set by the thread as it returns */
     int running;               /* thread was started */
     uint64_t generation;       /* last store generation processed */
     unsigned interval_ms;
+};
+
+/* One new version for the prefetcher. */
+struct ofs_prefetch_item {
+    uint64_t version;
+    char key[STORE_NAME_MAX + 1];
+};
+
+/* The prefetcher (prefetch.c). Lives inside struct ofs; private to
+ * prefetch.c. */
+struct ofs_prefetch {
+    pthread_t thread;
+    pthread_mutex_t lock;      /* the queue, stop */
+    pthread_cond_t wake;
+    struct ofs_prefetch_item queue[OFS_PREFETCH_QUEUE];
+    unsigned head, count;      /* ring buffer */
+    atomic_int stop;
+    atomic_int done;           /* set by the thread as it returns */
+    int running;
+    char *buf;                 /* one piece of a value being pushed */
 };
 
 /* The daemon state: one per mount, reached from a request through
@@ -97,7 +139,9 @@ struct ofs {
     _Atomic uint64_t root_mtime_ns; /* root's mtime: last change seen */
     _Atomic int no_open;        /* kernel offered FUSE_CAP_NO_OPEN_SUPPORT */
     struct fuse_conn_info_opts *conn_opts; /* -o max_readahead=... etc. */
+    uint64_t prefetch_max;      /* -o prefetch=SIZE; 0: no prefetch */
     struct ofs_watch watch;
+    struct ofs_prefetch prefetch;
 };
 
 /* The daemon state of a request. Never NULL inside a handler. */
@@ -129,7 +173,31 @@ int ofs_errno(int store_rc);
  * the kernel exactly the names and inodes that changed in fs->ns. Returns 0 or an errno value (the thread could not be made). */
 int ofs_watch_start(struct ofs *fs);
 
-/* Stops and joins the watcher; safe to call when it never started. */
+/* Tells the watcher to stop, without waiting. */
+void ofs_watch_stop_begin(struct ofs *fs);
+
+/* 1 once the watcher has stopped (or never started): joining it cannot
+ * block any more. */
+int ofs_watch_done(struct ofs *fs);
+
+/* Joins the watcher after ofs_watch_stop_begin(); safe to call when it never
+ * started. */
 void ofs_watch_stop(struct ofs *fs);
+
+/* ---- prefetch.c ------------------------------------------------------- */
+
+/* Starts the prefetcher for FS (fs->st, fs->se, fs->mountpoint set) when
+ * fs->prefetch_max is not 0. Returns 0 or an errno value. */
+int ofs_prefetch_start(struct ofs *fs);
+
+/* Queues KEY at VERSION (a new version the watcher saw) for pushing into
+ * the page cache. Never blocks on the kernel; drops the item when the
+ * queue is full or the prefetcher is not running. */
+void ofs_prefetch_add(struct ofs *fs, const char *key, uint64_t version);
+
+/* As for the watcher: tell it to stop; ask whether it has; join it. */
+void ofs_prefetch_stop_begin(struct ofs *fs);
+int ofs_prefetch_done(struct ofs *fs);
+void ofs_prefetch_stop(struct ofs *fs);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -39,17 +40,20 @@
 /* What our own option pass collects before libfuse sees the rest. */
 struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
+    char *prefetch;    /* -o prefetch=SIZE */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
     int has_fsname;
     int has_subtype;
+    uint64_t prefetch_max; /* parsed from prefetch */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
+    {"prefetch=%s", offsetof(struct cli, prefetch), 0},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
     /* Options mount(8) and mount.fuse3 pass from fstab that mean nothing
@@ -123,11 +127,40 @@ static void help(const char *prog)
            "                           else \"default\")\n"
            "    -o fsname=NAME         defaults to the store path\n"
            "    -o subtype=NAME        defaults to \"offloadfs\"\n"
+           "    -o prefetch=SIZE       push each result written while mounted, up to\n"
+           "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
+           "                           page cache for its first read (default 64M;\n"
+           "                           0: never)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
            "    other fstab-only options are accepted and ignored.\n\n"
            "FUSE options:\n");
     fuse_cmdline_help();
     fuse_lowlevel_help();
+}
+
+/* Parses SIZE (bytes, or with K, M, G: powers of 1024) into *OUT; prints
+ * why on failure. */
+static int parse_size(const char *what, const char *arg, uint64_t *out)
+{
+    char *end;
+    unsigned shift = 0;
+    unsigned long long v;
+    errno = 0;
+    v = strtoull(arg, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == arg || *end || arg[0] == '-' || (v << shift) >> shift != v) {
+        fprintf(stderr, "offloadfs: %s '%s': not a size (bytes, or with K, M, G)\n", what, arg);
+        return 1;
+    }
+    *out = (uint64_t)v << shift;
+    return 0;
 }
 
 /* Checks the namespace rules; prints why on failure. */
@@ -266,6 +299,36 @@ static void notify_systemd(const char *msg)
                  name, strerror(rc));
 }
 
+/* Answers requests until the watcher and the prefetcher have stopped. Both
+ * may be waiting for an answer only this daemon can give (the prefetcher's
+ * lookup, a page being read that it pushes to, the directory lock a lookup
+ * holds while the watcher invalidates a name), so joining them with nobody
+ * serving could hang. Returns when both are done, or when the connection is
+ * gone (the kernel then fails whatever was waiting). */
+static void drain(struct ofs *fs)
+{
+    struct fuse_session *se = fs->se;
+    struct fuse_buf fbuf = {.mem = NULL};
+    struct pollfd pfd = {.fd = fuse_session_fd(se), .events = POLLIN};
+    int res;
+    while (!ofs_watch_done(fs) || !ofs_prefetch_done(fs)) {
+        /* A request read while the session counts as exited would be
+         * dropped unanswered: the loop's end has reset it; a signal since
+         * sets it again. */
+        fuse_session_reset(se);
+        if (poll(&pfd, 1, 10) <= 0)
+            continue;
+        if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))
+            break;
+        res = fuse_session_receive_buf(se, &fbuf);
+        if (res > 0)
+            fuse_session_process_buf(se, &fbuf);
+        else if (res < 0 && res != -EINTR && res != -EAGAIN)
+            break;
+    }
+    free(fbuf.mem);
+}
+
 /* Everything after the session exists: mount, daemonize, open the store,
  * watch it, serve, tear down in reverse. */
 static int run_mounted(struct ofs *fs, const char *store_abs,
@@ -292,15 +355,25 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': %s\n", store_abs, store_strerror(rc));
         goto out_unmount;
     }
+    /* The prefetcher first: the watcher feeds it. */
+    if ((rc = ofs_prefetch_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the prefetcher: %s\n", strerror(rc));
+        goto out_store;
+    }
     if ((rc = ofs_watch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the change watcher: %s\n",
                  strerror(rc));
-        goto out_store;
+        goto out_prefetch;
     }
     notify_systemd("READY=1");
     ret = serve(se, o);
     notify_systemd("STOPPING=1");
+    ofs_watch_stop_begin(fs);
+    ofs_prefetch_stop_begin(fs);
+    drain(fs);
     ofs_watch_stop(fs);
+out_prefetch:
+    ofs_prefetch_stop(fs);
 out_store:
     store_close(fs->st);
     fs->st = NULL;
@@ -335,6 +408,8 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
         usage(stderr, prog);
         return EXIT_USAGE;
     }
+    if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
+        return EXIT_USAGE;
     if (!c->ns) {
         const char *env = getenv("OFFLOADFS_NAMESPACE");
         c->ns = strdup(env && *env ? env : STORE_DEFAULT_NAMESPACE);
@@ -355,6 +430,7 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->gid = getgid();
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
+    fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
     atomic_store(&fs->root_mtime_ns,
                  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 }
@@ -391,6 +467,7 @@ out:
     free(conn_opts);
     free(o.mountpoint);
     free(c.ns);
+    free(c.prefetch);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

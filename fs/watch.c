@@ -23,12 +23,15 @@
 #include "fs/fs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 struct batch {
     struct ofs *fs;
     unsigned changes;   /* changes seen in our namespace */
+    unsigned fresh;     /* new versions among them */
+    struct ofs_prefetch_item prefetch[OFS_PREFETCH_BURST]; /* the first ones */
 };
 
 static uint64_t now_ns(void)
@@ -68,6 +71,10 @@ static void on_change(const char *ns, const char *key, uint64_t old_version,
      * answers ENODATA; its pages are freed at once. */
     if (old_version)
         inval_inode(b->fs, old_version);
+    if (new_version && b->fresh++ < OFS_PREFETCH_BURST) {
+        b->prefetch[b->fresh - 1].version = new_version;
+        snprintf(b->prefetch[b->fresh - 1].key, sizeof b->prefetch[0].key, "%s", key);
+    }
 }
 
 static int inval_live(const char *key, size_t keylen, const store_entry *e, void *ctx)
@@ -98,9 +105,12 @@ static void inval_everything(struct ofs *fs)
 static void watch_poll(struct ofs *fs)
 {
     struct ofs_watch *w = &fs->watch;
-    struct batch b = {fs, 0};
+    struct batch b;
     uint64_t gen = w->generation;
-    int rc = store_changes(fs->st, w->generation, on_change, &b, &gen);
+    int rc;
+    b.fs = fs;
+    b.changes = b.fresh = 0;
+    rc = store_changes(fs->st, w->generation, on_change, &b, &gen);
     if (rc == STORE_ELOGGONE) {
         inval_everything(fs);
         b.changes++;
@@ -115,6 +125,11 @@ static void watch_poll(struct ofs *fs)
         atomic_store(&fs->root_mtime_ns, now_ns());
         inval_inode(fs, FUSE_ROOT_ID);
     }
+    /* After the invalidations: the prefetcher's lookups then find the new
+     * versions. A burst is a bulk load, not an agent about to read. */
+    if (b.fresh <= OFS_PREFETCH_BURST)
+        for (unsigned i = 0; i < b.fresh; i++)
+            ofs_prefetch_add(fs, b.prefetch[i].key, b.prefetch[i].version);
 }
 
 static void deadline_after(struct timespec *ts, unsigned ms)
@@ -143,6 +158,7 @@ static void *watch_main(void *arg)
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);
+    atomic_store(&w->done, 1);
     return NULL;
 }
 
@@ -154,6 +170,7 @@ int ofs_watch_start(struct ofs *fs)
     int rc;
     w->interval_ms = OFS_WATCH_INTERVAL_MS;
     atomic_store(&w->stop, 0);
+    atomic_store(&w->done, 1);
     /* Take the starting point: nothing before it can be cached yet. */
     if ((rc = store_stats_get(fs->st, &s)))
         return ofs_errno(rc);
@@ -163,7 +180,9 @@ int ofs_watch_start(struct ofs *fs)
     pthread_cond_init(&w->wake, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&w->lock, NULL);
+    atomic_store(&w->done, 0);
     if ((rc = pthread_create(&w->thread, NULL, watch_main, fs))) {
+        atomic_store(&w->done, 1);
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
         return rc;
@@ -172,7 +191,7 @@ int ofs_watch_start(struct ofs *fs)
     return 0;
 }
 
-void ofs_watch_stop(struct ofs *fs)
+void ofs_watch_stop_begin(struct ofs *fs)
 {
     struct ofs_watch *w = &fs->watch;
     if (!w->running)
@@ -181,6 +200,19 @@ void ofs_watch_stop(struct ofs *fs)
     atomic_store(&w->stop, 1);
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
+}
+
+int ofs_watch_done(struct ofs *fs)
+{
+    return atomic_load(&fs->watch.done);
+}
+
+void ofs_watch_stop(struct ofs *fs)
+{
+    struct ofs_watch *w = &fs->watch;
+    if (!w->running)
+        return;
+    ofs_watch_stop_begin(fs);
     pthread_join(w->thread, NULL);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);

@@ -1118,10 +1118,16 @@ int store_stats_get(store *st, store_stats *out)
 
 uint64_t store_commit_token(store *st)
 {
-    MDB_envinfo info;
-    if (mdb_env_info(st->se->env, &info))
+    /* The id of a fresh read snapshot, not mdb_env_info()'s last txnid: the
+     * meta page is written before a commit is visible to new readers, so
+     * the latter can run ahead of what store_changes() would then see. */
+    uint64_t id;
+    tx t;
+    if (tx_begin(st, 0, &t))
         return 0;
-    return (uint64_t)info.me_last_txnid;
+    id = (uint64_t)mdb_txn_id(t.txn);
+    tx_abort(&t);
+    return id;
 }
 
 struct change_item {

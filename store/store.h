@@ -232,8 +232,9 @@ typedef struct store_stats {
 int store_stats_get(store *st, store_stats *out);
 
 /* ---- Learning what changed ------------------------------------------- */
-/* A cheap token that changes whenever any process commits a write
- * (LMDB's last transaction id); no transaction, no lock. */
+/* A cheap token that changes whenever any process commits a write: the id
+ * of a fresh read snapshot (one short read transaction, no lock). When it
+ * differs from the last one seen, store_changes() sees the new writes. */
 uint64_t store_commit_token(store *st);
 
 /* Called by store_changes() once per change, oldest first. OLD_VERSION is
