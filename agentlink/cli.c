@@ -1357,6 +1357,8 @@ int main(int argc, char **argv)
         case ':':
             return usage_error("option '%s' needs a value", q(argv[optind - 1]));
         default:
+            if (optopt && !strncmp(argv[optind - 1], "--", 2)) /* --json=1 */
+                return usage_error("option '%s' takes no value", q(argv[optind - 1]));
             if (optopt)
                 return usage_error("unknown option '-%c'", optopt);
             return usage_error("unknown option '%s'", q(argv[optind - 1]));

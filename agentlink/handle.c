@@ -89,6 +89,10 @@ static int attach(al_store *h, int create)
     rc = store_open(&h->st, h->dir, create ? STORE_CREATE : 0);
     if (rc) {
         h->st = NULL;
+        /* The store reads a data file it may not see as no data file; stat()
+         * said why (EACCES): an unreadable store is not an empty one. */
+        if (rc == STORE_ENOSTORE && !have && why != ENOENT && why != ENOTDIR)
+            return why;
         return rc == ENOENT || rc == STORE_ENOSTORE ? AL_ENOSTORE : al_err_from_store(rc);
     }
     if (stat(h->datafile, &sb) == 0) {

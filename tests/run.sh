@@ -21,6 +21,8 @@ if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
     export OFFLOADFS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
+sanitized=
+if ldd "$OFFLOADFS_BUILD/offloadfs" 2>/dev/null | grep -q libasan; then sanitized=1; fi
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 passed=0 failed=0 skipped=0 bad_suites=()
 logdir=$(mktemp -d /tmp/offloadfs-tests.XXXXXX)
@@ -56,10 +58,11 @@ run_suite() { # run_suite KIND PATH CMD...
     case $suite in *"$filter"*) ;; *) [ "$filter" = unit ] || return 0 ;; esac
     case $suite in */check_*) [ -n "$checks" ] || return 0 ;; esac
     [ "$filter" = unit ] && [ "$kind" != cmocka ] && return 0
-    local log="$logdir/$(echo "$suite" | tr / _).log" rc
+    local log="$logdir/$(echo "$suite" | tr / _).log" rc start=$SECONDS
     echo "=== $suite"
     timeout 600 "$@" >"$log" 2>&1; rc=$?
     cat "$log"
+    echo "--- $suite: $((SECONDS - start)) s"
     count "$log" "$kind" "$suite" "$rc"
 }
 
@@ -69,6 +72,15 @@ for t in "$OFFLOADFS_BUILD"/tests/*/test_*; do
 done
 for t in tests/*/test_*.sh tests/faults/check_*.sh; do
     [ -f "$t" ] || continue
+    # Under make test-asan the daemon's memory is mostly ASan's (shadow,
+    # quarantine), so test_scale.sh's memory bounds cannot hold; it runs in
+    # make test and under valgrind (doc/faults.md).
+    if [ "$t" = tests/fs/test_scale.sh ] && [ -n "$sanitized" ] &&
+        case $t in *"$filter"*) true ;; *) false ;; esac; then
+        echo "=== $t: not under sanitizers (memory bounds); make test runs it"
+        skipped=$((skipped + 1))
+        continue
+    fi
     run_suite sh "$t" bash "$t"
 done
 for t in tests/*/test_*.py; do

@@ -13,6 +13,7 @@
 # reported as a loud skip, a failure with OFFLOADFS_KNOWN_BUGS=1.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+. "$(dirname "$0")/faultlib.sh"
 m_require_fuse
 
 SECS=${CHURN_SECONDS:-20}
@@ -62,5 +63,5 @@ else
     t_skip "KNOWN BUG (fs/, doc/faults.md): $rdv duplicate or missing names in $passes readdir passes under churn; OFFLOADFS_KNOWN_BUGS=1 makes this a failure"
     cat "$T_TMP"/rd*.err | head -5
 fi
-m_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
+f_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 t_done

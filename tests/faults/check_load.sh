@@ -14,6 +14,7 @@
 #   LOAD_WRITERS (64), LOAD_PUTS (calls per writer, 40), LOAD_READERS (4)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+. "$(dirname "$0")/faultlib.sh"
 m_require_fuse
 
 WRITERS=${LOAD_WRITERS:-64} PUTS=${LOAD_PUTS:-40} READERS=${LOAD_READERS:-4}
@@ -93,5 +94,32 @@ t_rc "agentlink stats still works" 0 "$M_AL" --store "$S" stats --json
 t_check "stats: bytes within the bound" python3 -c "
 import json, sys; j = json.load(open(sys.argv[1])); sys.exit(not (j['bytes'] <= j['max_total_bytes'] and j['evictions'] > 0))" "$T_TMP/out"
 
-m_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
+# The checkers can fail: a store whose recorded total is off by one byte,
+# and a value whose bytes do not match its header.
+cp -r "$S" "$T_TMP/off"
+rm -f "$T_TMP/off/lock.mdb"
+mdb_dump -s meta "$T_TMP/off" >"$T_TMP/meta.dump"
+python3 - "$T_TMP/meta.dump" <<'EOF'
+import struct, sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, l in enumerate(lines):
+    if l.startswith(" ") and i > 0 and lines[i - 1].strip() == "7374617465":  # "state"
+        v = bytearray(bytes.fromhex(l.strip()))
+        struct.pack_into("<Q", v, 64, struct.unpack_from("<Q", v, 64)[0] + 1)  # live_bytes
+        lines[i] = " " + v.hex()
+open(sys.argv[1], "w").write("\n".join(lines))
+EOF
+mdb_load -s meta "$T_TMP/off" <"$T_TMP/meta.dump" 2>/dev/null
+"$F/i2check" "$T_TMP/off" once >/dev/null 2>"$T_TMP/off.err"
+t_eq "i2check catches a total off by one byte" "$?" "1"
+t_check "and says so" grep -q "sum of live sizes .* != recorded total" "$T_TMP/off.err"
+printf 'OFSL key=forged seed=1 len=60\nthese bytes are not the ones seed 1 gives.' |
+    "$M_AL" --store "$S" put forged >/dev/null
+echo "put forged 1 60 60 0" >"$T_TMP/forged.log"
+sleep 1.2
+"$F/mreader" final "$M" $MAXR "$T_TMP/forged.log" >/dev/null 2>"$T_TMP/forged.err"
+t_eq "mreader catches bytes that do not match their header" "$?" "1"
+t_check "and says where" grep -q "'forged' (seed 1): .* first difference at" "$T_TMP/forged.err"
+
+f_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 t_done

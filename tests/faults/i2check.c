@@ -72,7 +72,7 @@ static int by_version(const void *a, const void *b)
 static struct live *find(struct live *v, size_t n, uint64_t version)
 {
     struct live k = {.version = version};
-    return bsearch(&k, v, n, sizeof *v, by_version);
+    return n ? bsearch(&k, v, n, sizeof *v, by_version) : NULL;
 }
 
 static int txn_begin(MDB_txn **txn)
@@ -145,7 +145,8 @@ static int check(uint64_t *txnid)
     mdb_cursor_close(c);
     if (rc != MDB_NOTFOUND)
         bad(t, "live cursor: %s", mdb_strerror(rc));
-    qsort(lv, n, sizeof *lv, by_version);
+    if (n)
+        qsort(lv, n, sizeof *lv, by_version);
     for (size_t i = 1; i < n; i++)
         if (lv[i].version == lv[i - 1].version)
             bad(t, "version %" PRIu64 " live under two names", lv[i].version);

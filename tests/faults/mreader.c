@@ -271,7 +271,8 @@ static int list_pass(const char *mnt, struct names *ns, unsigned slow_every)
     if (errno)
         bad("readdir '%s': %s", mnt, strerror(errno));
     closedir(d);
-    qsort(ns->v, ns->n, sizeof *ns->v, cmp_str);
+    if (ns->n)
+        qsort(ns->v, ns->n, sizeof *ns->v, cmp_str);
     for (size_t i = 1; i < ns->n; i++)
         if (!strcmp(ns->v[i], ns->v[i - 1]))
             rd_bad("'%s' listed twice in one readdir pass", ns->v[i]);
@@ -280,7 +281,7 @@ static int list_pass(const char *mnt, struct names *ns, unsigned slow_every)
 
 static int has_name(const struct names *ns, const char *name)
 {
-    return bsearch(&name, ns->v, ns->n, sizeof *ns->v, cmp_str) != NULL;
+    return ns->n && bsearch(&name, ns->v, ns->n, sizeof *ns->v, cmp_str) != NULL;
 }
 
 /* ---- modes --------------------------------------------------------------- */
@@ -377,7 +378,8 @@ static int mode_final(const char *mnt, int nlogs, char **logs)
         }
         fclose(f);
     }
-    qsort(ks, nk, sizeof *ks, cmp_key);
+    if (nk)
+        qsort(ks, nk, sizeof *ks, cmp_key);
     for (size_t j = 0; j < nk; j++) {
         struct key_state *k = &ks[j];
         uint64_t seed;
@@ -409,7 +411,7 @@ static int mode_final(const char *mnt, int nlogs, char **logs)
     list_pass(mnt, &ns, 0);
     for (size_t i = 0; i < ns.n; i++) {
         struct key_state k = {.key = ns.v[i]};
-        if (!bsearch(&k, ks, nk, sizeof *ks, cmp_key))
+        if (!nk || !bsearch(&k, ks, nk, sizeof *ks, cmp_key))
             bad("'%s' is listed but no writer acknowledged it", ns.v[i]);
     }
     for (int i = 0; i < 16; i++) {
@@ -599,7 +601,8 @@ static size_t dents_all(int fd, struct dents *d)
 static int dents_check(struct dents *d, const char *what, const char *prefix, size_t n)
 {
     size_t dups = 0, missing = 0;
-    qsort(d->v, d->n, sizeof *d->v, cmp_str);
+    if (d->n)
+        qsort(d->v, d->n, sizeof *d->v, cmp_str);
     for (size_t i = 1; i < d->n; i++)
         if (!strcmp(d->v[i], d->v[i - 1]) && dups++ < 3)
             fprintf(stderr, "mreader: %s: '%s' listed twice\n", what, d->v[i]);
@@ -607,7 +610,7 @@ static int dents_check(struct dents *d, const char *what, const char *prefix, si
         char k[300];
         const char *kp = k;
         snprintf(k, sizeof k, "%s%06zu", prefix, i);
-        if (!bsearch(&kp, d->v, d->n, sizeof *d->v, cmp_str) && missing++ < 3)
+        if ((!d->n || !bsearch(&kp, d->v, d->n, sizeof *d->v, cmp_str)) && missing++ < 3)
             fprintf(stderr, "mreader: %s: '%s' missing\n", what, k);
     }
     printf("%s: %zu names in the pass, %zu listed twice, %zu of %zu missing\n", what, d->n,

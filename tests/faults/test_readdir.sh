@@ -11,6 +11,7 @@
 # check_churn.sh runs the long version under make check-faults.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+. "$(dirname "$0")/faultlib.sh"
 m_require_fuse
 
 F=$T_BUILD/faults
@@ -33,7 +34,7 @@ elif [ -n "${OFFLOADFS_KNOWN_BUGS:-}" ]; then
 else
     t_skip "KNOWN BUG (fs/, doc/faults.md): a readdir pass split around a change lists a name twice or misses one: $(tr '\n' ' ' <"$T_TMP/split.err"); OFFLOADFS_KNOWN_BUGS=1 makes this a failure"
 fi
-m_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
+f_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 
 # ---- no torn read under rewrites and evictions --------------------------------
 S2=$T_TMP/s2 M2=$T_TMP/mnt2 STOP=$T_TMP/stop
@@ -58,5 +59,5 @@ t_eq "held handles: every piece of the handle's version, or ENODATA" "$hfail" "0
 cat "$T_TMP"/hold*.err | head -5
 t_check "held handles saw the value replaced" \
     test "$(cat "$T_TMP"/hold*.out | awk '{s += $5} END {print s + 0}')" -gt 4
-m_umount "$M2"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
+f_umount "$M2"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 t_done
