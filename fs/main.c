@@ -129,8 +129,8 @@ static void help(const char *prog)
            "    -o subtype=NAME        defaults to \"offloadfs\"\n"
            "    -o prefetch=SIZE       push each result written while mounted, up to\n"
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
-           "                           page cache for its first read (default 64M;\n"
-           "                           0: never)\n"
+           "                           page cache for its first read (default 0:\n"
+           "                           never; an unmount racing it fails EBUSY)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
            "    other fstab-only options are accepted and ignored.\n\n"
            "FUSE options:\n");

@@ -430,10 +430,12 @@ static int do_opendir(fuse_ino_t ino, struct fuse_file_info *fi)
     if (!(d = calloc(1, sizeof *d)))
         return ENOMEM;
     fi->fh = (uint64_t)(uintptr_t)d;
-    /* The kernel may cache the listing across opens; the watcher drops it
-     * (inval_inode on the root) whenever names come or go. */
-    fi->cache_readdir = 1;
-    fi->keep_cache = 1;
+    /* No cache_readdir: offsets are positions in the listing, and a pass
+     * resumed from a cached listing after a name came or went counted them
+     * in the changed one, listing a name twice or missing one (found by
+     * tests/faults/test_readdir.sh). Every listing asks the daemon. */
+    fi->cache_readdir = 0;
+    fi->keep_cache = 0;
     return 0;
 }
 

@@ -501,12 +501,31 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
     return tx_end(&t, rc);
 }
 
+/* Says whether the environment holds databases that are not ours: an
+ * LMDB environment made by another program is refused, never written. */
+static int env_is_foreign(store *tmp)
+{
+    MDB_dbi main, meta;
+    MDB_stat ms;
+    tx t;
+    int rc = tx_begin(tmp, 0, &t), foreign;
+    if (rc)
+        return rc;
+    /* Not empty, and without our "meta" (which another process may have
+     * just created alongside the rest: then it is ours). */
+    foreign = mdb_dbi_open(t.txn, NULL, 0, &main) || mdb_stat(t.txn, main, &ms)
+              || (ms.ms_entries > 0 && mdb_dbi_open(t.txn, db_names[DB_META], 0, &meta));
+    tx_abort(&t);
+    return foreign ? STORE_ECORRUPT : 0;
+}
+
 /* Opens the databases: a read transaction when the store is complete (the
- * usual case: no writer lock taken at open), a write one to create it. */
+ * usual case: no writer lock taken at open), a write one to create it in an
+ * environment that holds nothing yet. */
 static int env_init_dbs(struct shared_env *se, store *tmp)
 {
     int rc = env_open_dbs(se, tmp, 0);
-    if (rc == STORE_ENOSTORE && !(se->flags & STORE_RDONLY))
+    if (rc == STORE_ENOSTORE && !(se->flags & STORE_RDONLY) && !(rc = env_is_foreign(tmp)))
         rc = env_open_dbs(se, tmp, 1);
     return rc;
 }
@@ -562,8 +581,22 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
         }
     if (!(data = path_join(dir, "data.mdb")))
         return ENOMEM;
-    creating = access(data, F_OK) != 0;
+    /* Only a data file that is missing means "no store yet": one we may not
+     * read is EACCES, and a FIFO or device (which would block or lie) is not
+     * a store. */
+    rc = stat(data, &sb) ? errno : 0;
     free(data);
+    creating = rc == ENOENT;
+    if (rc && !creating)
+        return rc;
+    if (!creating && !S_ISREG(sb.st_mode))
+        return STORE_ECORRUPT;
+    /* LMDB would initialise an empty data file as a new environment: only a
+     * caller allowed to create may do that (a store being made right now by
+     * another process is empty for an instant); for the others it is a
+     * store that was truncated, and nothing must be written over it. */
+    if (!creating && sb.st_size == 0 && !(flags & STORE_CREATE))
+        return STORE_ECORRUPT;
     if (creating && !(flags & STORE_CREATE))
         return STORE_ENOSTORE;
     if (!(se = calloc(1, sizeof *se)))

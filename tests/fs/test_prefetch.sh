@@ -11,7 +11,7 @@ command -v fincore >/dev/null || { t_skip "prefetch tests need fincore (util-lin
 
 S=$(m_store s 1G) || { t_not_ok "make a store"; t_done; }
 M=$T_TMP/mnt M0=$T_TMP/mnt-off M8=$T_TMP/mnt-8k
-m_mount "$S" "$M" || { t_not_ok "mount"; t_done; }
+m_mount "$S" "$M" -o prefetch=64M || { t_not_ok "mount"; t_done; }
 m_mount "$S" "$M0" -o prefetch=0 || t_not_ok "mount with -o prefetch=0"
 m_mount "$S" "$M8" -o prefetch=8K || t_not_ok "mount with -o prefetch=8K"
 
