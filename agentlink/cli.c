@@ -203,10 +203,15 @@ static int write_all(const void *data, size_t len)
     return EX_OK;
 }
 
-static int read_fd(int fd, char **out, size_t *len)
+
+/* Reads FD to its end, or to LIMIT + 1 bytes (one more tells "too big"):
+ * *OUT is malloc'd. Returns 0 or an errno value. */
+static int read_fd(int fd, uint64_t limit, char **out, size_t *len)
 {
     al_buf b = {0};
     char chunk[65536];
+    *out = NULL;
+    *len = 0;
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof chunk);
         if (n < 0) {
@@ -219,6 +224,12 @@ static int read_fd(int fd, char **out, size_t *len)
         if (n == 0)
             break;
         al_buf_add(&b, chunk, (size_t)n);
+        if (b.failed) {
+            al_buf_release(&b);
+            return ENOMEM;
+        }
+        if ((uint64_t)b.len > limit)
+            break;
     }
     return al_buf_detach(&b, out, len);
 }
@@ -239,7 +250,7 @@ static int read_input(const char *path, char **out, size_t *len)
         }
         return EX_OK;
     }
-    rc = read_fd(STDIN_FILENO, out, len);
+    rc = read_fd(STDIN_FILENO, UINT64_MAX, out, len);
     if (rc) {
         msg("cannot read stdin: %s", strerror(rc));
         return EX_FAIL;
@@ -970,35 +981,6 @@ static const char *file_kind(mode_t m)
     return "not a regular file";
 }
 
-/* Reads the open regular file FD, at most LIMIT + 1 bytes (one more tells
- * "too big"). Returns 0 or an errno value. */
-static int imp_read(int fd, uint64_t limit, char **out, size_t *len)
-{
-    al_buf b = {0};
-    char chunk[65536];
-    *out = NULL;
-    *len = 0;
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            al_buf_release(&b);
-            return e;
-        }
-        if (n == 0)
-            break;
-        al_buf_add(&b, chunk, (size_t)n);
-        if (b.failed) {
-            al_buf_release(&b);
-            return ENOMEM;
-        }
-        if ((uint64_t)b.len > limit)
-            break;
-    }
-    return al_buf_detach(&b, out, len);
-}
 
 static int same_file(const struct stat *a, const struct stat *b)
 {
@@ -1043,7 +1025,7 @@ static int imp_one(imp *im, const char *name)
                  " (put would cut it)", (intmax_t)sb.st_size, im->max_result);
         return 0;
     }
-    rc = imp_read(fd, im->max_result, &data, &len);
+    rc = read_fd(fd, im->max_result, &data, &len);
     close(fd);
     if (rc == ENOMEM) {
         imp_msg(im, "out of memory reading '%s'", q(name));

@@ -3,6 +3,7 @@
 #define OFFLOADFS_AGENTLINK_INTERNAL_H
 
 #include "agentlink/agentlink.h"
+#include "store/store.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,7 +28,6 @@ void al_buf_release(al_buf *b);
 
 /* Length of the valid UTF-8 sequence at S (N > 0 bytes left), or 0 when
  * the byte at S does not start one. *CP (may be NULL) gets the code point. */
-size_t al_utf8_seq(const unsigned char *s, size_t n, unsigned *cp);
 
 /* Converts a store error code into the AL_E* code at the same offset;
  * errno values and 0 pass through. The one place that translates. */

@@ -163,7 +163,7 @@ int al_key_derive(const void *raw, size_t len, char **key)
     /* The readable prefix: whole characters only, so clipping never splits
      * one; bad bytes become '_' one for one. */
     for (size_t i = 0; i < len;) {
-        size_t q = al_utf8_seq(s + i, len - i, NULL);
+        size_t q = store_utf8_len(s + i, len - i);
         if (q == 0 || s[i] < 0x20 || s[i] == 0x7f || s[i] == '/' || s[i] == ' ') {
             if (n + 1 > AL_KEY_PREFIX_MAX)
                 break;

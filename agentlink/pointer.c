@@ -55,7 +55,7 @@ static void add_line(al_buf *b, const unsigned char *s, size_t n,
         }
         if (chars >= max_chars)
             break;
-        k = al_utf8_seq(s + i, n - i, NULL);
+        k = store_utf8_len(s + i, n - i);
         if (k == 0 || (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
             if (bytes + 3 > max_bytes)
                 break;

@@ -20,7 +20,7 @@ void al_text_info(const void *data, size_t len, al_textinfo *info)
             i++;
             continue;
         }
-        size_t n = al_utf8_seq(s + i, len - i, NULL);
+        size_t n = store_utf8_len(s + i, len - i);
         if (n == 0) {
             t.invalid_bytes++;
             n = 1;

@@ -174,32 +174,6 @@ void al_buf_release(al_buf *b)
 }
 
 /* ---- UTF-8 and quoting ------------------------------------------------- */
-size_t al_utf8_seq(const unsigned char *s, size_t n, unsigned *cpo)
-{
-    unsigned c = s[0], min, cp;
-    size_t len;
-    if (c < 0x80) {
-        if (cpo)
-            *cpo = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; min = 0x80; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; min = 0x800; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; min = 0x10000; cp = c & 0x07; }
-    else return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    if (cpo)
-        *cpo = cp;
-    return len;
-}
 
 int al_key_check(const char *key)
 {
@@ -218,7 +192,7 @@ int al_tool_check(const char *tool)
     if (len == 0 || len > STORE_TOOL_MAX)
         return AL_ETOOL;
     for (size_t i = 0; i < len;) {
-        size_t n = al_utf8_seq(s + i, len - i, NULL);
+        size_t n = store_utf8_len(s + i, len - i);
         if (n == 0 || s[i] < 0x20 || s[i] == 0x7f)
             return AL_ETOOL;
         i += n;
@@ -252,7 +226,7 @@ void al_buf_add_printable(al_buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t k = al_utf8_seq(u + i, n - i, NULL);
+        size_t k = store_utf8_len(u + i, n - i);
         if (k == 0 || u[i] < 0x20 || u[i] == 0x7f) {
             al_buf_addf(b, "\\x%02x", u[i]);
             i++;

@@ -3,11 +3,10 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at S (N bytes left), or 0 when it is
- * not one: overlong forms, surrogates and code points past U+10FFFF are
- * refused, as the Unicode standard requires. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+/* Follows the Unicode standard's table of well-formed byte sequences. */
+size_t store_utf8_len(const void *p, size_t n)
 {
+    const unsigned char *s = p;
     unsigned c = s[0];
     size_t len;
     unsigned min, cp;
@@ -44,7 +43,7 @@ int store_name_check(const char *name, size_t len)
     if (s[0] == '.')
         return STORE_ENAME_DOT;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq(s + i, len - i);
+        size_t n = store_utf8_len(s + i, len - i);
         if (n == 0)
             return STORE_ENAME_UTF8;
         i += n;

@@ -83,6 +83,11 @@ const char *store_strerror(int err);
  * Returns 0, or the STORE_ENAME_* code of the first rule broken. */
 int store_name_check(const char *name, size_t len);
 
+/* Length (1-4) of the valid UTF-8 sequence at S, which has N >= 1 bytes
+ * left, or 0 when it is not one: overlong forms, surrogates and code points
+ * past U+10FFFF are refused. */
+size_t store_utf8_len(const void *s, size_t n);
+
 /* ---- Opening ---------------------------------------------------------- */
 typedef struct store store;
 
