@@ -2,7 +2,11 @@
 # Installs the Debian packages offloadfs needs to build and test, when they
 # are missing. As root it runs apt-get; otherwise it says what to install.
 set -eu
-PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev fuse3 pkg-config python3"
+# Build: the first line. Tests: python3, lmdb-utils (foreign and old-format
+# stores), valgrind (make test-valgrind), clang and its sanitizer and
+# libFuzzer runtimes (make fuzz).
+PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev fuse3 pkg-config
+      python3 lmdb-utils valgrind clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
