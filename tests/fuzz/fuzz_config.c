@@ -26,7 +26,7 @@ static int printable_utf8(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t q = al_utf8_seq(p + i, n - i, NULL);
+        size_t q = store_utf8_len(p + i, n - i);
         if (q == 0 || p[i] < 0x20 || p[i] == 0x7f)
             return 0;
         i += q;
