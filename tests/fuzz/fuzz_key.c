@@ -29,7 +29,7 @@ static int rules_ok(const unsigned char *s, size_t n)
     if (n == 0 || n > 255 || s[0] == '.')
         return 0;
     for (size_t i = 0; i < n;) {
-        size_t q = al_utf8_seq(s + i, n - i, NULL);
+        size_t q = store_utf8_len(s + i, n - i);
         if (q == 0 || s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
             return 0;
         i += q;
