@@ -182,7 +182,7 @@ static int probe_store(const char *dir, char *abs)
         fprintf(stderr, "offloadfs: store '%s': %s\n", dir, strerror(errno));
         return 1;
     }
-    rc = store_open(&st, abs, STORE_RDONLY);
+    rc = store_open(&st, abs, STORE_RDONLY | STORE_VERIFY); /* every page, once */
     if (!rc) { /* one read, so a store that opens but cannot be read fails here */
         store_stats stats;
         rc = store_stats_get(st, &stats);

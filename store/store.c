@@ -15,6 +15,7 @@
  */
 #include "store/store.h"
 #include "store/record.h"
+#include "store/verify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,9 @@ struct shared_env {
     MDB_dbi dbi[DB_COUNT];
     unsigned flags;
     uint64_t chunk; /* bytes per data chunk, fixed at creation */
+    size_t psize;   /* LMDB page size */
+    const void *base; /* where LMDB maps data.mdb (verify_map_base), or NULL */
+    size_t mapsize;   /* and how much */
     int refs;
     pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
     struct shared_env *next;
@@ -95,6 +99,24 @@ typedef struct tx {
     MDB_txn *txn;
 } tx;
 
+/* Learns where LMDB maps the file, from the state record's page, after
+ * the environment is opened or remapped (no transaction of ours open). */
+static void map_base_find(struct shared_env *se)
+{
+    static const char key[] = "state";
+    MDB_txn *txn;
+    MDB_val k = {sizeof key - 1, (void *)key}, v;
+    MDB_envinfo info;
+    se->base = NULL;
+    if (mdb_txn_begin(se->env, NULL, MDB_RDONLY, &txn))
+        return;
+    if (!mdb_get(txn, se->dbi[DB_META], &k, &v) && !mdb_env_info(se->env, &info)) {
+        se->base = verify_map_base(v.mv_data, se->psize);
+        se->mapsize = info.me_mapsize;
+    }
+    mdb_txn_abort(txn);
+}
+
 static int tx_begin(store *st, int write, tx *t)
 {
     struct shared_env *se = st->se;
@@ -111,6 +133,7 @@ static int tx_begin(store *st, int write, tx *t)
         pthread_rwlock_unlock(&se->resize);
         pthread_rwlock_wrlock(&se->resize);
         mdb_env_set_mapsize(se->env, 0);
+        map_base_find(se);
         pthread_rwlock_unlock(&se->resize);
     }
     if (rc) {
@@ -331,7 +354,10 @@ static int version_drop(const tx *t, uint64_t version)
         return map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
     while (rc == 0 && key.mv_size == 12 && rec_get_be64(key.mv_data) == version) {
-        if ((rc = mdb_cursor_del(c, 0)))
+        /* LMDB frees the pages a value's page header names: check it. */
+        if ((rc = verify_value_page(val.mv_data, val.mv_size, t->se->base,
+                                    t->se->mapsize, t->se->psize))
+            || (rc = mdb_cursor_del(c, 0)))
             break;
         rc = mdb_cursor_get(c, &key, &val, MDB_NEXT); /* the row after the deleted one */
     }
@@ -550,10 +576,16 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
         rc = STORE_ENOSTORE;
     if (!rc)
         rc = env_check_size(se->env);
+    if (!rc)
+        rc = verify_env(se->env, db_names, DB_COUNT, !!(se->flags & STORE_VERIFY), NULL, 0);
     if (!rc) {
         int dead;
+        MDB_stat ms;
         mdb_reader_check(se->env, &dead);
         rc = env_init_dbs(se, &tmp);
+        se->psize = mdb_env_stat(se->env, &ms) ? 0 : ms.ms_psize;
+        if (!rc)
+            map_base_find(se);
     }
     if (rc) {
         mdb_env_close(se->env);
@@ -705,6 +737,7 @@ static int map_fit(store *st, uint64_t max_total)
         return 0;
     pthread_rwlock_wrlock(&st->se->resize);
     rc = mdb_env_set_mapsize(st->se->env, (size_t)want);
+    map_base_find(st->se);
     pthread_rwlock_unlock(&st->se->resize);
     return map_err(rc);
 }

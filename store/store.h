@@ -94,11 +94,17 @@ typedef struct store store;
 #define STORE_CREATE 0x1u /* create directory and environment when missing */
 #define STORE_RDONLY 0x2u /* refuse every write (the daemon) */
 #define STORE_NOSYNC 0x4u /* no fsync per commit (see Caveats) */
+#define STORE_VERIFY 0x8u /* check every page of data.mdb at open (the daemon) */
 
 /* Opens the store in directory DIR.
  * With STORE_CREATE a missing directory is made (mode 0700, missing parents
  * too) and a new store gets the default limits; files are made 0600.
  * Stale reader slots left by killed processes are cleared.
+ * Before LMDB follows any page, data.mdb is checked (store/verify.h): the
+ * meta page, free list, catalog and the root of every database always;
+ * every page with STORE_VERIFY, whose cost grows with the number of
+ * entries (about 50 ms for a full 1 GiB store). Damage is STORE_ECORRUPT.
+ * The first open of a directory in a process decides; later ones share it.
  * On success *OUT is a handle you own: release it with store_close().
  * Errors: ENOENT (no such directory), STORE_ENOSTORE (directory without a
  * store and no STORE_CREATE), EACCES, ENOTDIR, STORE_ECORRUPT,
