@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -297,6 +298,40 @@ static int load_policy(const opts *o, al_policy **pol)
     return EX_OK;
 }
 
+/* ---- fault guard -------------------------------------------------------
+ * Each command is a process of its own, so it opens the store with the
+ * quick page check (al_store_quick): a damaged page deeper in a tree can
+ * still stop LMDB with SIGSEGV, SIGBUS or an assertion (SIGABRT). Then the
+ * handler prints what happened, in the words of STORE_ECORRUPT, and exits
+ * 1; a write transaction that did not commit leaves the store as it was. */
+
+static char guard_msg[1024]; /* the message up to the signal's name */
+
+static void guard_fault(int sig)
+{
+    const char *name = sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : "SIGSEGV";
+    static const char tail[] = "); no change was committed\n";
+    if (write(STDERR_FILENO, guard_msg, strlen(guard_msg)) < 0
+        || write(STDERR_FILENO, name, strlen(name)) < 0
+        || write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
+        _exit(EX_FAIL);
+    _exit(EX_FAIL);
+}
+
+/* Arms the guard for the store in DIR (NULL: the default one). */
+static void guard_arm(const char *dir)
+{
+    struct sigaction sa = {.sa_handler = guard_fault};
+    snprintf(guard_msg, sizeof guard_msg,
+             "agentlink: store '%s': %s (a damaged page stopped LMDB: ", dir ? dir : "(default)",
+             al_strerror(AL_ECORRUPT));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = (int)SA_RESETHAND;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+}
+
 /* Opens the store with the precedence flag > environment > config >
  * default, and messages that name the setting at fault. */
 static int open_store(const opts *o, const al_policy *pol, al_store **h)
@@ -308,9 +343,12 @@ static int open_store(const opts *o, const al_policy *pol, al_store **h)
         ns = al_policy_namespace(pol);
     if (!mount)
         mount = al_policy_mount(pol);
-    rc = al_store_open(h, o->store, ns, mount, pol);
-    if (rc == 0)
+    guard_arm(o->store ? o->store : envv("OFFLOADFS_STORE"));
+    rc = al_store_open_checked(h, o->store, ns, mount, pol, 0);
+    if (rc == 0) {
+        guard_arm(al_store_dir(*h));
         return EX_OK;
+    }
     if (al_err_is_name(rc)) {
         msg("namespace '%s' %s", q(ns), al_strerror(rc));
         return EX_USAGE;

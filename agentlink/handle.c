@@ -22,6 +22,7 @@ struct al_store {
     char *dir, *ns, *mount;
     char *datafile; /* DIR/data.mdb */
     store *st;      /* NULL until first needed */
+    unsigned verify; /* STORE_VERIFY (library handles) or 0 (the CLI) */
     dev_t dev;
     ino_t ino;
 };
@@ -86,7 +87,7 @@ static int attach(al_store *h, int create)
             return ENOTDIR;
         return AL_ENOSTORE;
     }
-    rc = store_open(&h->st, h->dir, create ? STORE_CREATE : 0);
+    rc = store_open(&h->st, h->dir, (create ? STORE_CREATE : 0) | h->verify);
     if (rc) {
         h->st = NULL;
         /* The store reads a data file it may not see as no data file; stat()
@@ -104,6 +105,13 @@ static int attach(al_store *h, int create)
 
 int al_store_open(al_store **out, const char *dir, const char *ns,
                   const char *mount, const al_policy *pol)
+{
+    /* A handle may live long: it checks every page once, at open. */
+    return al_store_open_checked(out, dir, ns, mount, pol, 1);
+}
+
+int al_store_open_checked(al_store **out, const char *dir, const char *ns,
+                          const char *mount, const al_policy *pol, int full)
 {
     al_store *h;
     int rc;
@@ -135,6 +143,7 @@ int al_store_open(al_store **out, const char *dir, const char *ns,
     if (!h)
         return ENOMEM;
     pthread_mutex_init(&h->mu, NULL);
+    h->verify = full ? STORE_VERIFY : 0;
     rc = ENOMEM;
     if (!dir)
         dir = env("OFFLOADFS_STORE");
