@@ -62,6 +62,16 @@
  *   watcher drops the listing and every live name. A cached name whose key
  *   vanished in that window keeps its dentry until its timeout, but reading
  *   or stat'ing it answers ENODATA from the store once its attributes lapse.
+ * - lock.mdb damaged under the daemon (truncated, removed, replaced, its
+ *   header overwritten): LMDB would SIGBUS, hang on a garbage mutex, or stop
+ *   seeing writers. The watcher compares it with the mark taken at start
+ *   (store_lock_check()) before every poll's transaction; on a change it
+ *   logs one line naming what happened, stops the session, and the daemon
+ *   unmounts and exits 1. It closes the store only when that is safe
+ *   (LMDB's close touches the reader table: not after a truncation).
+ *   Requests that arrive before the session stops are answered as usual;
+ *   one that lands within a poll interval of the damage can still meet it
+ *   inside LMDB.
  */
 #ifndef OFFLOADFS_FS_H
 #define OFFLOADFS_FS_H
@@ -101,6 +111,8 @@ struct ofs_watch {
     pthread_cond_t wake;
     atomic_int stop;           /* set once, by ofs_watch_stop_begin() */
     atomic_int done;           /* set by the thread as it returns */
+    atomic_int lock_changed;   /* lock.mdb changed: the thread stopped the
+                                  session and itself (ofs_watch_lock_changed) */
     int running;               /* thread was started */
     uint64_t generation;       /* last store generation processed */
     unsigned interval_ms;
@@ -142,6 +154,8 @@ struct ofs {
     _Atomic int no_open;        /* kernel offered FUSE_CAP_NO_OPEN_SUPPORT */
     struct fuse_conn_info_opts *conn_opts; /* -o max_readahead=... etc. */
     uint64_t prefetch_max;      /* -o prefetch=SIZE; 0: no prefetch */
+    store_lockmark lock;        /* lock.mdb as found right after opening st */
+    pthread_t loop_thread;      /* runs the session loop: the watcher wakes it */
     struct ofs_watch watch;
     struct ofs_prefetch prefetch;
 };
@@ -170,10 +184,20 @@ int ofs_errno(int store_rc);
 
 /* ---- watch.c ---------------------------------------------------------- */
 
-/* Starts the watcher thread for FS (fs->st and fs->se must be set). Every
- * OFS_WATCH_INTERVAL_MS it reads the store's change log and invalidates in
- * the kernel exactly the names and inodes that changed in fs->ns. Returns 0 or an errno value (the thread could not be made). */
+/* Starts the watcher thread for FS (fs->st, fs->se, fs->lock and
+ * fs->loop_thread must be set). Every OFS_WATCH_INTERVAL_MS it checks
+ * lock.mdb against fs->lock, then reads the store's change log and
+ * invalidates in the kernel exactly the names and inodes that changed in
+ * fs->ns. When lock.mdb has changed it makes no LMDB call: it logs what
+ * happened, ends the session loop (fuse_session_exit(), and SIGTERM to
+ * fs->loop_thread to wake it) and returns. Returns 0 or an errno value
+ * (the thread could not be made). */
 int ofs_watch_start(struct ofs *fs);
+
+/* 1 when the watcher stopped the session because lock.mdb changed under
+ * the daemon: the store must not be used any more, and closed only when
+ * store_lock_closable() says so. */
+int ofs_watch_lock_changed(struct ofs *fs);
 
 /* Tells the watcher to stop, without waiting. */
 void ofs_watch_stop_begin(struct ofs *fs);

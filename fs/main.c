@@ -15,7 +15,9 @@
  * mount up. No libsystemd: the protocol is one sendto().
  *
  * Exit status: 0 after an unmount, SIGINT, SIGTERM or SIGHUP, or after -h
- * and -V; 2 for a bad invocation; 1 when the store or the mount fails.
+ * and -V; 2 for a bad invocation; 1 when the store or the mount fails, and
+ * when lock.mdb was damaged under the running daemon (the watcher then
+ * logs what happened and stops the session; the daemon unmounts).
  */
 #include "fs/fs.h"
 
@@ -34,6 +36,9 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #define EXIT_USAGE 2
 
@@ -329,8 +334,34 @@ static void drain(struct ofs *fs)
     free(fbuf.mem);
 }
 
+/* Leaves ST open on purpose, for the exit to reclaim; a sanitizer build
+ * tells LeakSanitizer so. */
+static void store_leave_open(store *st)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    __lsan_ignore_object(st);
+#endif
+    (void)st;
+}
+
+/* Closes the store and releases the lock mark, in that order: closing the
+ * mark's descriptor drops this process's fcntl() locks on lock.mdb, which
+ * LMDB holds until its environment is closed. After the watcher found
+ * lock.mdb changed, a lock file now shorter than at the start makes LMDB's
+ * close (it clears our slots in the mapped reader table) die of SIGBUS:
+ * the store is then left open. */
+static void store_close_unless_damaged(struct ofs *fs)
+{
+    if (!ofs_watch_lock_changed(fs) || store_lock_closable(&fs->lock))
+        store_close(fs->st);
+    else
+        store_leave_open(fs->st);
+    store_lock_unmark(&fs->lock);
+    fs->st = NULL;
+}
+
 /* Everything after the session exists: mount, daemonize, open the store,
- * watch it, serve, tear down in reverse. */
+ * mark its lock file, watch it, serve, tear down in reverse. */
 static int run_mounted(struct ofs *fs, const char *store_abs,
                        const struct fuse_cmdline_opts *o)
 {
@@ -355,6 +386,14 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': %s\n", store_abs, store_strerror(rc));
         goto out_unmount;
     }
+    /* Right after the open, which sized and initialised lock.mdb if we are
+     * its first user: from here on nothing healthy changes it. */
+    if ((rc = store_lock_mark(fs->st, &fs->lock))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': lock.mdb: %s\n", store_abs,
+                 store_strerror(rc));
+        goto out_store;
+    }
+    fs->loop_thread = pthread_self();
     /* The prefetcher first: the watcher feeds it. */
     if ((rc = ofs_prefetch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the prefetcher: %s\n", strerror(rc));
@@ -367,6 +406,8 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     }
     notify_systemd("READY=1");
     ret = serve(se, o);
+    if (ofs_watch_lock_changed(fs))
+        ret = 1; /* the watcher's SIGTERM is not a clean stop */
     notify_systemd("STOPPING=1");
     ofs_watch_stop_begin(fs);
     ofs_prefetch_stop_begin(fs);
@@ -375,8 +416,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
 out_prefetch:
     ofs_prefetch_stop(fs);
 out_store:
-    store_close(fs->st);
-    fs->st = NULL;
+    store_close_unless_damaged(fs);
 out_unmount:
     fuse_session_unmount(se);
 out_signals:

@@ -19,10 +19,17 @@
  * Notifications are sent from this thread only, never from a request
  * handler: the kernel takes the directory lock to invalidate an entry, and a
  * handler answering a lookup runs while the kernel holds that lock.
+ *
+ * Every poll first compares lock.mdb with the mark main.c took at start
+ * (store_lock_check(): two stats and an 8-byte read, no LMDB call), because
+ * the poll's own read transaction is the first thing a damaged lock file
+ * breaks: SIGBUS after a truncation, a wait for ever on a garbage mutex. On
+ * a change the watcher stops the daemon instead of polling.
  */
 #include "fs/fs.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -101,13 +108,51 @@ static void inval_everything(struct ofs *fs)
                  store_strerror(rc));
 }
 
-/* One poll: process what changed since the last generation seen. */
-static void watch_poll(struct ofs *fs)
+/* Ends the session loop from this thread. fuse_session_exit() only sets a
+ * flag, which libfuse 3.14's loop reads when something wakes it: it sleeps
+ * in sem_wait() (or in read() with -s) until a worker ends or a signal
+ * comes. So the loop's thread gets the signal libfuse's own handler takes
+ * to stop, SIGTERM; that handler is installed for the whole life of this
+ * thread (run_mounted() joins it before removing the handlers). */
+static void session_stop(struct ofs *fs)
+{
+    fuse_session_exit(fs->se);
+    pthread_kill(fs->loop_thread, SIGTERM);
+}
+
+/* Compares lock.mdb with the mark taken at start. Returns 0 while it is as
+ * it was; otherwise logs what happened, stops the session and returns -1:
+ * no LMDB call may follow. */
+static int lock_check(struct ofs *fs)
+{
+    const char *why;
+    int rc = store_lock_check(&fs->lock, &why);
+    if (!rc)
+        return 0;
+    if (rc == STORE_ECORRUPT)
+        fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': lock.mdb %s under the running "
+                 "daemon; stopping (restart offloadfs to serve the store again)\n",
+                 store_path(fs->st), why);
+    else
+        fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': lock.mdb %s: %s; stopping "
+                 "(restart offloadfs to serve the store again)\n",
+                 store_path(fs->st), why, store_strerror(rc));
+    atomic_store(&fs->watch.lock_changed, 1);
+    session_stop(fs);
+    return -1;
+}
+
+/* One poll: check lock.mdb, then process what changed since the last
+ * generation seen. Returns 0, or -1 when lock.mdb changed (the session is
+ * being stopped; the watcher must end). */
+static int watch_poll(struct ofs *fs)
 {
     struct ofs_watch *w = &fs->watch;
     struct batch b;
     uint64_t gen = w->generation;
     int rc;
+    if (lock_check(fs))
+        return -1;
     b.fs = fs;
     b.changes = b.fresh = 0;
     rc = store_changes(fs->st, w->generation, on_change, &b, &gen);
@@ -130,6 +175,7 @@ static void watch_poll(struct ofs *fs)
     if (b.fresh <= OFS_PREFETCH_BURST)
         for (unsigned i = 0; i < b.fresh; i++)
             ofs_prefetch_add(fs, b.prefetch[i].key, b.prefetch[i].version);
+    return 0;
 }
 
 static void deadline_after(struct timespec *ts, unsigned ms)
@@ -140,13 +186,16 @@ static void deadline_after(struct timespec *ts, unsigned ms)
     ts->tv_nsec %= 1000000000L;
 }
 
+/* The thread: a poll every interval until told to stop, or until lock.mdb
+ * changes. */
 static void *watch_main(void *arg)
 {
     struct ofs *fs = arg;
     struct ofs_watch *w = &fs->watch;
     struct timespec deadline;
+    int rc = 0;
     pthread_mutex_lock(&w->lock);
-    while (!w->stop) {
+    while (!w->stop && !rc) {
         deadline_after(&deadline, w->interval_ms);
         while (!w->stop &&
                pthread_cond_timedwait(&w->wake, &w->lock, &deadline) != ETIMEDOUT)
@@ -154,7 +203,7 @@ static void *watch_main(void *arg)
         if (w->stop)
             break;
         pthread_mutex_unlock(&w->lock);
-        watch_poll(fs);
+        rc = watch_poll(fs);
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);
@@ -171,6 +220,7 @@ int ofs_watch_start(struct ofs *fs)
     w->interval_ms = OFS_WATCH_INTERVAL_MS;
     atomic_store(&w->stop, 0);
     atomic_store(&w->done, 1);
+    atomic_store(&w->lock_changed, 0);
     /* Take the starting point: nothing before it can be cached yet. */
     if ((rc = store_stats_get(fs->st, &s)))
         return ofs_errno(rc);
@@ -200,6 +250,11 @@ void ofs_watch_stop_begin(struct ofs *fs)
     atomic_store(&w->stop, 1);
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
+}
+
+int ofs_watch_lock_changed(struct ofs *fs)
+{
+    return atomic_load(&fs->watch.lock_changed);
 }
 
 int ofs_watch_done(struct ofs *fs)

@@ -264,6 +264,69 @@ typedef void (*store_change_fn)(const char *ns, const char *key,
 int store_changes(store *st, uint64_t since, store_change_fn fn, void *ctx,
                   uint64_t *now);
 
+/* ---- Watching lock.mdb under a long-lived reader ----------------------
+ * LMDB maps lock.mdb and keeps its reader table and process-shared mutexes
+ * in it, trusting every byte. A lock file truncated under a process that
+ * has the store open turns that process's next transaction into SIGBUS;
+ * one overwritten with garbage can make it wait for ever on a mutex the
+ * garbage shows as taken; one removed or replaced is no longer the file
+ * writers use, so they stop seeing its readers and may reuse pages it
+ * still reads. None of this can happen to a healthy file: only the first
+ * process to open an environment sizes and initialises lock.mdb, so while
+ * a process holds the store open its size, inode and first 8 bytes
+ * (mti_magic, mti_format) stay as they are, whatever readers and writers
+ * come and go (every store_open() uses the same maxreaders).
+ *
+ * A lock mark records those at one moment; store_lock_check() says whether
+ * they still hold, without any LMDB call. The daemon takes a mark right
+ * after store_open() and checks it before each of its polls; a handle opened
+ * by a short-lived command needs none.
+ *
+ * Caveat: the mark keeps a descriptor on lock.mdb, and POSIX drops every
+ * fcntl() lock a process holds on a file when it closes any descriptor of
+ * that file -- LMDB's shared lock on lock.mdb among them. Call
+ * store_lock_unmark() only after store_close() of every handle of the
+ * store (or when the process is about to exit). */
+typedef struct store_lockmark {
+    int fd;                /* lock.mdb, O_RDONLY; -1: nothing to watch */
+    uint64_t dev, ino;     /* which file it was */
+    uint64_t size;         /* its length */
+    unsigned char head[8]; /* its first 8 bytes: mti_magic, mti_format */
+    char *path;            /* DIR/lock.mdb, malloc'd */
+} store_lockmark;
+
+/* Takes the mark of ST's lock.mdb: opens it read-only and records its
+ * device, inode, length and first 8 bytes. On a read-only filesystem
+ * without a lock.mdb (LMDB then runs without one) the mark is inert: every
+ * check passes. On success release it with store_lock_unmark().
+ * Errors: ENOENT (no lock.mdb), STORE_ECORRUPT (not a regular file, or
+ * shorter than 8 bytes), ENOMEM, EACCES, EIO; *M then holds nothing and
+ * any descriptor opened was closed (see the caveat above). */
+int store_lock_mark(const store *st, store_lockmark *m);
+
+/* Compares lock.mdb with mark M: one fstat() of the marked file, one
+ * stat() of its path, one 8-byte pread(); no LMDB call, no lock taken, safe
+ * from any thread. Returns 0 while nothing changed (always, for an inert
+ * or zero-filled mark), and leaves *WHY (may be NULL) NULL. Otherwise
+ * returns STORE_ECORRUPT and sets *WHY to a static phrase that completes
+ * "lock.mdb ...": "was truncated", "was removed", "was replaced by another
+ * file", "had its header overwritten" or "changed size"; or returns the
+ * errno value of a check that could not be made, *WHY "could not be
+ * checked". */
+int store_lock_check(const store_lockmark *m, const char **why);
+
+/* After a change: 1 when store_close() may still run on the store, 0 when
+ * it must not. LMDB's close clears this process's slots in the reader
+ * table it maps from lock.mdb; once the marked file is shorter than at the
+ * mark, that map reaches past its end and the close dies of SIGBUS. One
+ * fstat(); 0 also when that fails; 1 for an inert or zero-filled mark. */
+int store_lock_closable(const store_lockmark *m);
+
+/* Releases mark M (closes its descriptor, frees its path). A zero-filled
+ * mark (never taken), one whose store_lock_mark() failed and one already
+ * released are fine. See the caveat above about when. Never fails. */
+void store_lock_unmark(store_lockmark *m);
+
 #ifdef __cplusplus
 }
 #endif
