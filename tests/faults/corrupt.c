@@ -20,9 +20,12 @@
  *         WRONG    some key read back other bytes without an error
  *         CRASH    the probe died of a signal (LMDB trusts page contents)
  *         HANG     the probe did not finish in 10 s
- *       Prints one line per outcome that is not "same" or "refused", and a
- *       table of outcomes by page kind (meta, branch, leaf, overflow, free).
+ *       Prints one line per outcome that is not "same" or "refused" (per
+ *       outcome when CORRUPT_LIST is set in the environment), and a table of
+ *       outcomes by page kind (meta, branch, leaf, overflow, free).
  *       Exit 0; the caller judges the figures.
+ *   corrupt flip FILE OFFSET
+ *       XORs the byte at OFFSET of FILE with 0xff.
  */
 #include "agentlink/agentlink.h"
 
@@ -221,7 +224,7 @@ static int sweep(const char *ref, const char *wantdir, const char *work, long fi
             }
             free(e);
             table[kind][outcome]++;
-            if (outcome >= O_WRONG)
+            if (outcome >= O_WRONG || getenv("CORRUPT_LIST"))
                 printf("%s: page %ld (%s), byte %u, during %s: %s%s\n", oname[outcome], p,
                        kname[kind], offs[i], step,
                        WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit", why);
@@ -242,13 +245,32 @@ static int sweep(const char *ref, const char *wantdir, const char *work, long fi
     return 0;
 }
 
+/* XORs the byte at OFF of PATH with 0xff. */
+static int flip(const char *path, long off)
+{
+    unsigned char b;
+    int fd = open(path, O_RDWR), rc = 1;
+    if (fd >= 0 && pread(fd, &b, 1, off) == 1) {
+        b ^= 0xff;
+        rc = pwrite(fd, &b, 1, off) == 1 ? 0 : 1;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc)
+        perror(path);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "flip"))
+        return flip(argv[2], atol(argv[3]));
     if (argc == 4 && !strcmp(argv[1], "probe"))
         return probe(argv[2], argv[3]);
     if ((argc == 5 || argc == 7) && !strcmp(argv[1], "sweep"))
         return sweep(argv[2], argv[3], argv[4], argc == 7 ? atol(argv[5]) : 0,
                      argc == 7 ? atol(argv[6]) : -1);
-    fprintf(stderr, "usage: corrupt probe STORE WANTDIR | corrupt sweep REF WANTDIR WORK [FIRST LAST]\n");
+    fprintf(stderr, "usage: corrupt probe STORE WANTDIR | corrupt sweep REF WANTDIR WORK "
+                    "[FIRST LAST] | corrupt flip FILE OFFSET\n");
     return 2;
 }
