@@ -1034,6 +1034,23 @@ int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
     return rc;
 }
 
+/* Checks that the last chunk E's size implies exists, before a buffer of
+ * that size is allocated: a damaged size is STORE_ECORRUPT, not a huge
+ * allocation. */
+static int size_check(const tx *t, const store_entry *e, uint64_t chunk)
+{
+    unsigned char k[12];
+    MDB_val v;
+    uint64_t last = e->size ? (e->size - 1) / chunk : 0;
+    if (!e->size)
+        return 0;
+    if (last > UINT32_MAX || e->size > SIZE_MAX - 1)
+        return STORE_ECORRUPT;
+    data_key(k, e->version, (uint32_t)last);
+    int rc = db_get(t, DB_DATA, k, sizeof k, &v);
+    return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
+}
+
 int store_get(store *st, const char *ns, const char *key, void **buf,
               size_t *len, store_entry *e, store_tomb *tb)
 {
@@ -1049,9 +1066,9 @@ int store_get(store *st, const char *ns, const char *key, void **buf,
         e = &tmp;
     if ((rc = name_make(ns, key, name, &nlen)) || (rc = tx_begin(st, 0, &t)))
         return rc;
-    if ((rc = lookup_in(&t, name, nlen, e, tb)))
+    if ((rc = lookup_in(&t, name, nlen, e, tb)) || (rc = size_check(&t, e, st->se->chunk)))
         goto out;
-    if (e->size > SIZE_MAX - 1 || !(p = malloc((size_t)e->size + 1))) {
+    if (!(p = malloc((size_t)e->size + 1))) {
         rc = ENOMEM;
         goto out;
     }

@@ -199,7 +199,7 @@ static int node(vctx *v, enum tree kind, const unsigned char *p, uint64_t pg,
                 unsigned off, int branch, unsigned level, unsigned depth)
 {
     const unsigned char *n = p + off;
-    size_t room = v->psize - off;
+    size_t room = off < v->psize ? v->psize - off : 0;
     if (off & 1 || room < NODE_HDR || NODE_HDR + u16(n + 6) > room || u16(n + 6) > MAX_KEY)
         return bad(v, pg, "node at offset %u runs past the page", off);
     if (!branch)
