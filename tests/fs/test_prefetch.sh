@@ -22,33 +22,33 @@ npages() { echo $(( ($(stat -c %s "$1") + 4095) / 4096 )); }
 # ---- pushed before the first read, bytes exact -----------------------------
 head -c 300000 /dev/urandom >"$T_TMP/v1"
 m_put "$S" fresh <"$T_TMP/v1"
-t_wait_until 2 test -e "$M/fresh"
-t_wait_until 2 resident "$M/fresh" 74
+t_wait_until 10 test -e "$M/fresh"
+t_wait_until 10 resident "$M/fresh" 74
 t_eq "a 300000-byte result is in the page cache before any read" "$(pages "$M/fresh")" 74
 t_check "and reads back exactly (cached bytes)" cmp -s "$M/fresh" "$T_TMP/v1"
 head -c 3000000 /dev/urandom >"$T_TMP/v2"
 m_put "$S" fresh <"$T_TMP/v2"
-t_wait_until 2 cmp -s "$M/fresh" "$T_TMP/v2"
+t_wait_until 10 cmp -s "$M/fresh" "$T_TMP/v2"
 t_check "a replaced result reads as the new version" cmp -s "$M/fresh" "$T_TMP/v2"
 t_eq "the new version was pushed too (whole file resident)" "$(pages "$M/fresh")" "$(npages "$M/fresh")"
 
 # ---- -o prefetch=0 and -o prefetch=8K ---------------------------------------
-t_wait_until 2 test -e "$M0/fresh"
+t_wait_until 10 test -e "$M0/fresh"
 t_eq "-o prefetch=0: nothing pushed" "$(pages "$M0/fresh")" 0
 head -c 5000 /dev/urandom >"$T_TMP/small"
 m_put "$S" small <"$T_TMP/small"
 head -c 9000 /dev/urandom >"$T_TMP/large"
 m_put "$S" large <"$T_TMP/large"
-t_wait_until 2 resident "$M8/small" 2
+t_wait_until 10 resident "$M8/small" 2
 t_eq "-o prefetch=8K: a 5000-byte result is pushed" "$(pages "$M8/small")" 2
-t_wait_until 2 test -e "$M8/large"
+t_wait_until 10 test -e "$M8/large"
 sleep 0.2 # a push would have happened by now
 t_eq "-o prefetch=8K: a 9000-byte result is not" "$(pages "$M8/large")" 0
 t_check "-o prefetch=8K: both read back exactly" bash -c "cmp -s '$M8/small' '$T_TMP/small' && cmp -s '$M8/large' '$T_TMP/large'"
 
 # ---- a bulk load is not pushed ------------------------------------------------
 "$M_CTL" "$S" bulk bulk 2000 100 || t_not_ok "bulk load"
-t_wait_until 2 test -e "$M/bulk001999"
+t_wait_until 10 test -e "$M/bulk001999"
 sleep 0.3
 pushed=$(fincore --raw --noheadings -o PAGES "$M"/bulk* | grep -c '^1$')
 t_check "a bulk load of 2000 keys is not pushed ($pushed of them were)" test "$pushed" -lt 2000
