@@ -212,7 +212,6 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_open(req, fi);
 }
 
-#ifdef STORE_READ_IOV
 /* The bytes go to the kernel straight from the store's memory map: one
  * copy fewer than reading into a buffer. store_read_iov() hands them over
  * inside one read transaction, so they are all of version INO or the call
@@ -253,43 +252,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if (!r.replied)
         fuse_reply_err(req, rc ? ofs_errno(rc) : EIO);
 }
-#else
-/* Reads into a fresh buffer: *BUF is malloc'd (caller frees), *N the count.
- * store_read() copies from one read transaction, so the bytes are all of
- * version INO or the call fails with ENODATA: never a mix. */
-static int do_read(struct ofs *fs, fuse_ino_t ino, size_t size, off_t off,
-                   char **buf, size_t *n)
-{
-    int rc;
-    *buf = NULL;
-    *n = 0;
-    if (ino == ROOT_INO)
-        return EISDIR;
-    if (off < 0)
-        return EINVAL;
-    if (!(*buf = malloc(size ? size : 1)))
-        return ENOMEM;
-    rc = store_read(fs->st, ino, (uint64_t)off, *buf, size, n);
-    if (rc)
-        OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
-                  (uint64_t)ino, (intmax_t)off, store_strerror(rc));
-    return ofs_errno(rc);
-}
-
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                    struct fuse_file_info *fi)
-{
-    char *buf;
-    size_t n;
-    int err = do_read(ofs_from_req(req), ino, size, off, &buf, &n);
-    (void)fi;
-    if (err)
-        fuse_reply_err(req, err);
-    else
-        fuse_reply_buf(req, buf, n);
-    free(buf);
-}
-#endif
 
 /* ---- directory -------------------------------------------------------- */
 

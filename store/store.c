@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -970,9 +971,14 @@ int store_version_stat(store *st, const char *ns, uint64_t version,
     return rc;
 }
 
-/* Copies from the chunks of VERSION starting at byte OFF. */
-static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
-                       uint64_t off, unsigned char *buf, size_t len, size_t *nread)
+/* Gets each piece of a value from its chunk (never a copy), in order. */
+typedef void (*piece_fn)(const unsigned char *p, size_t n, void *ctx);
+
+/* Hands FN the bytes of VERSION from byte OFF, up to LEN of them, chunk by
+ * chunk; every chunk's CRC-32C is checked before any of it is handed over.
+ * *NREAD gets the count. */
+static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t off,
+                       size_t len, piece_fn fn, void *ctx, size_t *nread)
 {
     unsigned char k[12];
     MDB_cursor *c;
@@ -1003,7 +1009,7 @@ static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
         size_t n = plen - (size_t)skip;
         if (n > len - got)
             n = len - got;
-        memcpy(buf + got, p + REC_CHUNK_HDR + skip, n);
+        fn(p + REC_CHUNK_HDR + skip, n, ctx);
         got += n;
         skip = 0;
         idx++;
@@ -1014,23 +1020,80 @@ static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
     return rc && rc != MDB_NOTFOUND ? map_err(rc) : 0;
 }
 
-int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
-               size_t *nread)
+static void piece_copy(const unsigned char *p, size_t n, void *ctx)
+{
+    unsigned char **to = ctx;
+    memcpy(*to, p, n);
+    *to += n;
+}
+
+/* Copies from the chunks of VERSION starting at byte OFF. */
+static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
+                       uint64_t off, unsigned char *buf, size_t len, size_t *nread)
+{
+    return chunks_walk(t, version, chunk, off, len, piece_copy, &buf, nread);
+}
+
+/* Begins the read transaction of store_read*(): STORE_EGONE unless
+ * VERSION is live. */
+static int read_begin(store *st, uint64_t version, tx *t)
 {
     unsigned char k[8];
     MDB_val v;
+    int rc;
+    if ((rc = tx_begin(st, 0, t)))
+        return rc;
+    rec_be64(k, version);
+    rc = db_get(t, DB_VER, k, 8, &v);
+    if (rc) {
+        tx_abort(t);
+        return rc == STORE_ENOTFOUND ? STORE_EGONE : rc;
+    }
+    return 0;
+}
+
+int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
+               size_t *nread)
+{
     tx t;
     int rc;
     *nread = 0;
-    if ((rc = tx_begin(st, 0, &t)))
+    if ((rc = read_begin(st, version, &t)))
         return rc;
-    rec_be64(k, version);
-    rc = db_get(&t, DB_VER, k, 8, &v);
-    if (rc == STORE_ENOTFOUND)
-        rc = STORE_EGONE;
-    if (!rc)
-        rc = chunks_read(&t, version, st->se->chunk, off, buf, len, nread);
+    rc = chunks_read(&t, version, st->se->chunk, off, buf, len, nread);
     tx_abort(&t);
+    return rc;
+}
+
+struct iov_list {
+    struct iovec *iov;
+    size_t n, cap;
+};
+
+static void piece_add(const unsigned char *p, size_t n, void *ctx)
+{
+    struct iov_list *l = ctx;
+    if (l->n < l->cap)
+        l->iov[l->n++] = (struct iovec){(void *)p, n};
+}
+
+int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
+                   store_iov_fn fn, void *ctx)
+{
+    struct iov_list l = {0};
+    size_t got;
+    tx t;
+    int rc;
+    l.cap = len / st->se->chunk + 2; /* the first piece may start mid-chunk */
+    if (!(l.iov = malloc(l.cap * sizeof *l.iov)))
+        return ENOMEM;
+    if (!(rc = read_begin(st, version, &t))) {
+        rc = chunks_walk(&t, version, st->se->chunk, off, len, piece_add, &l, &got);
+        if (!rc)
+            rc = fn(l.iov, l.n, got, ctx);
+        tx_abort(&t);
+    }
+    free(l.iov);
     return rc;
 }
 

@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -198,6 +199,21 @@ int store_version_stat(store *st, const char *ns, uint64_t version,
  * Errors: STORE_EGONE (version no longer live), STORE_ECORRUPT, LMDB. */
 int store_read(store *st, uint64_t version, uint64_t off, void *buf,
                size_t len, size_t *nread);
+
+/* Called by store_read_iov() with the bytes as IOVCNT pieces of the store's
+ * memory map (TOTAL bytes in all; none at or past the end). The pieces are
+ * valid only during the call and must not be written. Its return value is
+ * store_read_iov()'s. */
+typedef int (*store_iov_fn)(const struct iovec *iov, size_t iovcnt, size_t total,
+                            void *ctx);
+
+/* store_read() without the copy: hands FN up to LEN bytes of VERSION from
+ * OFF where they lie in the map, inside one read transaction (so all of
+ * one version), after checking the CRC-32C of every chunk they come from.
+ * For a server that sends them on at once (the daemon's FUSE replies).
+ * Errors: as store_read(), ENOMEM, or what FN returns. */
+int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
+                   store_iov_fn fn, void *ctx);
 
 /* Reads the whole value of (NS, KEY) in one read transaction.
  * On success *BUF is malloc'd storage you now own (free() it; never NULL,

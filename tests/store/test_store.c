@@ -536,6 +536,60 @@ static void read_should_fail_gone_once_version_is_dropped(void **state)
     assert_int_equal(n, 8);
 }
 
+struct gathered {
+    unsigned char buf[3 * CHUNK];
+    size_t n, pieces;
+};
+
+static int gather(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
+{
+    struct gathered *g = ctx;
+    g->n = 0;
+    g->pieces = iovcnt;
+    for (size_t i = 0; i < iovcnt; i++) {
+        memcpy(g->buf + g->n, iov[i].iov_base, iov[i].iov_len);
+        g->n += iov[i].iov_len;
+    }
+    assert_int_equal(g->n, total);
+    return 0;
+}
+
+static int refuse(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
+{
+    (void)iov, (void)iovcnt, (void)total, (void)ctx;
+    return -42;
+}
+
+/* store_read_iov hands over exactly what store_read copies, one piece per
+ * chunk touched, and fails the same way. */
+static void read_iov_should_match_read(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 5 * CHUNK + 123;
+    store_entry e, old;
+    unsigned char buf[3 * CHUNK];
+    struct gathered g;
+    size_t n;
+    assert_int_equal(fx_put(f->st, NULL, "k", len, 9, &e), 0);
+    srand(7);
+    for (int i = 0; i < 500; i++) {
+        uint64_t off = (uint64_t)rand() % (len + 2 * CHUNK);
+        size_t l = (size_t)rand() % sizeof buf;
+        assert_int_equal(store_read(f->st, e.version, off, buf, l, &n), 0);
+        assert_int_equal(store_read_iov(f->st, e.version, off, l, gather, &g), 0);
+        assert_int_equal(g.n, n);
+        assert_memory_equal(g.buf, buf, n);
+        if (n)
+            assert_int_equal(g.pieces, (off + n - 1) / CHUNK - off / CHUNK + 1);
+        else
+            assert_int_equal(g.pieces, 0);
+    }
+    assert_int_equal(store_read_iov(f->st, e.version, 0, 10, refuse, NULL), -42);
+    old = e;
+    assert_int_equal(fx_put(f->st, NULL, "k", 10, 1, &e), 0);
+    assert_int_equal(store_read_iov(f->st, old.version, 0, 10, gather, &g), STORE_EGONE);
+}
+
 /* Flips one bit of the stored payload of VERSION's chunk IDX with LMDB
  * directly, as a failing disk would (the store must be closed). */
 static void flip_chunk_bit(const char *dir, uint64_t version, uint32_t idx, size_t at)
@@ -580,6 +634,8 @@ static void flipped_bit_should_read_as_corrupt_never_wrong_bytes(void **state)
     assert_int_equal(store_read(f->st, e.version, 0, buf, sizeof buf, &n), 0); /* chunk 0 is fine */
     assert_int_equal(store_read(f->st, e.version, CHUNK + 3000, buf, sizeof buf, &n),
                      STORE_ECORRUPT); /* the whole chunk is checked, not just the bytes read */
+    assert_int_equal(store_read_iov(f->st, e.version, CHUNK + 3000, 64, refuse, NULL),
+                     STORE_ECORRUPT); /* and before any of it is handed over */
     assert_int_equal(store_get(f->st, NULL, "k", &all, &len, NULL, NULL), STORE_ECORRUPT);
     assert_int_equal(fx_put(f->st, NULL, "k", 10, 2, NULL), 0); /* a rewrite heals it */
     fx_expect(f->st, NULL, "k", 10, 2);
@@ -803,6 +859,7 @@ int main(void)
         T(tombstones_should_expire_beyond_their_limit),
         T(read_should_return_exact_bytes_at_any_offset),
         T(read_should_fail_gone_once_version_is_dropped),
+        T(read_iov_should_match_read),
         T(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
         T(version_stat_should_name_key_within_its_namespace),
         T(list_should_return_live_keys_in_order_per_namespace),
