@@ -33,7 +33,6 @@
 
 #define LOG_KEEP 200000u
 #define LIST_BATCH 256u
-#define PAGE_HDR 16u /* LMDB's PAGEHDRSZ on 64-bit systems */
 #define MAP_SLACK (1ull << 30)
 #define NAME_BUF (2 * STORE_NAME_MAX + 1)
 
@@ -514,7 +513,7 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
         mdb_env_stat(se->env, &ms);
         memset(&s, 0, sizeof s);
         s.format = REC_FORMAT;
-        s.chunk = ms.ms_psize - PAGE_HDR - REC_CHUNK_HDR;
+        s.chunk = ms.ms_psize - VERIFY_PAGE_HDR - REC_CHUNK_HDR;
         s.max_total = STORE_DEFAULT_MAX_TOTAL;
         s.max_result = STORE_DEFAULT_MAX_RESULT;
         s.max_tombs = STORE_DEFAULT_MAX_TOMBS;
@@ -1080,12 +1079,12 @@ static void piece_add(const unsigned char *p, size_t n, void *ctx)
 int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
                    store_iov_fn fn, void *ctx)
 {
-    struct iov_list l = {0};
+    struct iovec local[64]; /* a 128 KiB FUSE read needs 34 */
+    struct iov_list l = {local, 0, len / st->se->chunk + 2}; /* may start mid-chunk */
     size_t got;
     tx t;
     int rc;
-    l.cap = len / st->se->chunk + 2; /* the first piece may start mid-chunk */
-    if (!(l.iov = malloc(l.cap * sizeof *l.iov)))
+    if (l.cap > 64 && !(l.iov = malloc(l.cap * sizeof *l.iov)))
         return ENOMEM;
     if (!(rc = read_begin(st, version, &t))) {
         rc = chunks_walk(&t, version, st->se->chunk, off, len, piece_add, &l, &got);
@@ -1093,7 +1092,8 @@ int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
             rc = fn(l.iov, l.n, got, ctx);
         tx_abort(&t);
     }
-    free(l.iov);
+    if (l.iov != local)
+        free(l.iov);
     return rc;
 }
 

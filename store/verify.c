@@ -21,7 +21,7 @@
 #define PG_FLAGS 10u
 #define PG_LOWER 12u
 #define PG_UPPER 14u
-#define PG_HDR 16u
+#define PG_HDR VERIFY_PAGE_HDR
 #define P_BRANCH 0x01u
 #define P_LEAF 0x02u
 #define P_OVERFLOW 0x04u

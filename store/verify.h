@@ -51,6 +51,10 @@
 #include <lmdb.h>
 #include <stddef.h>
 
+/* LMDB's page header (PAGEHDRSZ on a 64-bit host): a value on its own
+ * overflow page starts this far into it. */
+#define VERIFY_PAGE_HDR 16u
+
 /* Verifies the environment ENV (open, with no transaction of this process
  * active) whose named databases may only be NAMES[0..NNAMES-1], every page
  * when FULL, else quickly (see above). Returns 0,

@@ -560,6 +560,23 @@ static int refuse(const struct iovec *iov, size_t iovcnt, size_t total, void *ct
     return -42;
 }
 
+struct counted {
+    const unsigned char *want;
+    size_t n, pieces;
+};
+
+static int compare(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
+{
+    struct counted *c = ctx;
+    for (size_t i = 0; i < iovcnt; i++) {
+        assert_memory_equal(iov[i].iov_base, c->want + c->n, iov[i].iov_len);
+        c->n += iov[i].iov_len;
+    }
+    c->pieces = iovcnt;
+    assert_int_equal(c->n, total);
+    return 0;
+}
+
 /* store_read_iov hands over exactly what store_read copies, one piece per
  * chunk touched, and fails the same way. */
 static void read_iov_should_match_read(void **state)
@@ -585,6 +602,17 @@ static void read_iov_should_match_read(void **state)
             assert_int_equal(g.pieces, 0);
     }
     assert_int_equal(store_read_iov(f->st, e.version, 0, 10, refuse, NULL), -42);
+    /* More pieces than fit on the stack: 80 chunks, the whole value. */
+    struct counted c = {0};
+    void *all;
+    size_t alen;
+    assert_int_equal(fx_put(f->st, NULL, "big", 80 * CHUNK, 3, NULL), 0);
+    assert_int_equal(store_get(f->st, NULL, "big", &all, &alen, &old, NULL), 0);
+    c.want = all;
+    assert_int_equal(store_read_iov(f->st, old.version, 0, alen, compare, &c), 0);
+    assert_int_equal(c.pieces, 80);
+    assert_int_equal(c.n, alen);
+    free(all);
     old = e;
     assert_int_equal(fx_put(f->st, NULL, "k", 10, 1, &e), 0);
     assert_int_equal(store_read_iov(f->st, old.version, 0, 10, gather, &g), STORE_EGONE);
