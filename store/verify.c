@@ -2,7 +2,7 @@
  *
  * The layout below is LMDB 0.9's on-disk format on a 64-bit host (mdb.c:
  * MDB_page, MDB_node, MDB_db, MDB_meta), read with memcpy at fixed offsets
- * from a private read-only mapping of data.mdb, never through LMDB.
+ * from a read-only mapping of data.mdb of its own, never through LMDB.
  */
 #include "store/verify.h"
 #include "store/store.h"
@@ -36,6 +36,7 @@
 #define META_DBS 24u
 #define META_LAST (META_DBS + 2 * DB_LEN)
 #define META_TXNID (META_LAST + 8)
+#define META_LEN (META_TXNID + 8)
 #define MAX_DEPTH 32u /* LMDB's CURSOR_STACK */
 #define MAX_KEY 511u
 #define NUM_METAS 2u
@@ -276,18 +277,24 @@ static int snapshot(vctx *v, const unsigned char *meta, uint64_t filesize)
     return 0;
 }
 
-/* Begins a read transaction whose meta page is still the one it read (a
- * writer two commits ahead reuses that page); returns its meta in MAP. */
-static int pin_snapshot(vctx *v, MDB_env *env, MDB_txn **txn, const unsigned char **meta)
+/* Begins a read transaction and copies its meta page into META: the page
+ * is checked to be that transaction's before and after the copy (a writer
+ * two commits ahead rewrites it in place). FD reads the two meta pages,
+ * which exist in any file LMDB opened. */
+static int pin_snapshot(vctx *v, MDB_env *env, int fd, MDB_txn **txn,
+                        unsigned char meta[META_LEN])
 {
     uint64_t id = 0;
     for (int tries = 0; tries < 1000; tries++) {
+        unsigned char again[META_LEN];
+        off_t at = 0;
         int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, txn);
         if (rc)
             return rc == MDB_INVALID || rc == MDB_CORRUPTED ? STORE_ECORRUPT : rc;
         id = mdb_txn_id(*txn);
-        *meta = v->map + (id & 1) * v->psize + PG_HDR;
-        if (u64(*meta + META_TXNID) == id)
+        at = (off_t)((id & 1) * v->psize + PG_HDR);
+        if (pread(fd, meta, META_LEN, at) == META_LEN && u64(meta + META_TXNID) == id
+            && pread(fd, again, META_LEN, at) == META_LEN && !memcmp(meta, again, META_LEN))
             return 0;
         mdb_txn_abort(*txn);
     }
@@ -296,17 +303,40 @@ static int pin_snapshot(vctx *v, MDB_env *env, MDB_txn **txn, const unsigned cha
     return bad(v, id & 1, "meta page is not that of transaction %llu", (unsigned long long)id);
 }
 
+/* Walks the snapshot TXN pinned, with META its meta page: the file is
+ * measured and mapped only now, so it holds every page of the snapshot
+ * (LMDB writes them before the meta page that names them). */
+static int walk_pinned(vctx *v, int fd, const unsigned char *meta)
+{
+    struct stat sb;
+    void *map;
+    int rc;
+    if (fstat(fd, &sb))
+        return errno;
+    map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return errno;
+    v->map = map;
+    if (!(v->seen = calloc((size_t)sb.st_size / v->psize / 8 + 1, 1)))
+        rc = ENOMEM;
+    else
+        rc = snapshot(v, meta, (uint64_t)sb.st_size);
+    free(v->seen);
+    v->seen = NULL;
+    munmap(map, (size_t)sb.st_size);
+    return rc;
+}
+
 int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
                char *why, size_t whylen)
 {
     vctx v = {.names = names, .nnames = nnames, .why = why, .whylen = whylen,
               .maxlevel = full ? MAX_DEPTH : 1};
+    unsigned char meta[META_LEN];
     mdb_filehandle_t fd;
     MDB_stat ms;
     MDB_txn *txn;
     struct stat sb;
-    const unsigned char *meta;
-    void *map;
     int rc;
     if (nnames > sizeof v.found)
         return EINVAL;
@@ -316,21 +346,12 @@ int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full
         return STORE_ECORRUPT;
     if (ms.ms_psize < 512 || (uint64_t)sb.st_size < NUM_METAS * ms.ms_psize)
         return bad(&v, 0, "page size %u, file of %lld bytes", ms.ms_psize, (long long)sb.st_size);
-    map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED)
-        return errno;
-    v.map = map;
     v.psize = ms.ms_psize;
-    if (!(rc = pin_snapshot(&v, env, &txn, &meta))) {
-        rc = u32(meta + META_DBS) != ms.ms_psize ? bad(&v, 0, "meta page size differs") : 0;
-        if (!rc && !(v.seen = calloc((size_t)sb.st_size / ms.ms_psize / 8 + 1, 1)))
-            rc = ENOMEM;
-        if (!rc)
-            rc = snapshot(&v, meta, (uint64_t)sb.st_size);
-        mdb_txn_abort(txn);
-    }
-    free(v.seen);
-    munmap(map, (size_t)sb.st_size);
+    if ((rc = pin_snapshot(&v, env, fd, &txn, meta)))
+        return rc;
+    rc = u32(meta + META_DBS) != ms.ms_psize ? bad(&v, 0, "meta page size differs")
+                                            : walk_pinned(&v, fd, meta);
+    mdb_txn_abort(txn);
     return rc;
 }
 

@@ -30,8 +30,11 @@ static int writer(const char *dir, int id, int nputs, unsigned flags)
     store *st;
     char ns[16], key[64];
     unsigned seed = (unsigned)id * 7919u + (unsigned)getpid();
-    if (store_open(&st, dir, flags))
+    int orc = store_open(&st, dir, flags);
+    if (orc) {
+        fprintf(stderr, "writer %d: open: %s\n", id, store_strerror(orc));
         return 2;
+    }
     snprintf(ns, sizeof ns, "w%d", id);
     for (int i = 0; i < nputs; i++) {
         unsigned s = rnd(&seed);
@@ -251,6 +254,49 @@ static void churn_of_ten_bounds_should_keep_file_under_1_5x(void **state)
     assert_true((double)s.file_bytes <= 1.5 * (double)bound);
 }
 
+/* Opening the store while another process grows its file: every open
+ * must see a whole snapshot, never "damaged" (the page check once measured
+ * the file before pinning its snapshot, and a commit in between made the
+ * snapshot look longer than the file). */
+static void opens_during_growth_should_never_see_damage(void **state)
+{
+    struct fx *f = *state;
+    enum { OPENS = 400 };
+    int status, refused = 0;
+    fx_limits(f->st, 64ull << 20, 1ull << 20);
+    store_close(f->st);
+    f->st = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        store *st;
+        char key[32];
+        if (store_open(&st, f->dir, STORE_NOSYNC))
+            _exit(2);
+        /* Each put adds pages at the end of the file until it is killed. */
+        for (unsigned i = 0;; i++) {
+            snprintf(key, sizeof key, "g%u", i);
+            if (fx_put(st, NULL, key, 40000 + i % 4096, i, NULL))
+                _exit(1);
+        }
+    }
+    for (int i = 0; i < OPENS; i++) {
+        store *st;
+        int rc = store_open(&st, f->dir, 0);
+        if (rc) {
+            fprintf(stderr, "open %d: %s\n", i, store_strerror(rc));
+            refused++;
+            continue;
+        }
+        store_close(st);
+    }
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(refused, 0);
+    assert_int_equal(store_open(&f->st, f->dir, 0), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 int main(void)
 {
@@ -258,6 +304,7 @@ int main(void)
         T(concurrent_writers_should_keep_bound_after_every_commit),
         T(killed_writers_should_leave_whole_entries_or_none),
         T(churn_of_ten_bounds_should_keep_file_under_1_5x),
+        T(opens_during_growth_should_never_see_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
