@@ -166,6 +166,15 @@ static inline struct ofs *ofs_from_req(fuse_req_t req)
     return (struct ofs *)fuse_req_userdata(req);
 }
 
+/* ---- mount.c ---------------------------------------------------------- */
+
+/* fuse_session_mount(SE, MOUNTPOINT), and with -o auto_unmount, the socket
+ * fusermount3 watches moved below /dev/fuse, so a killed daemon closes it
+ * only after the connection is aborted: fusermount3 then finds the mount
+ * dead and removes it (mount.c says why the order matters). Returns
+ * fuse_session_mount()'s result. */
+int ofs_mount(struct fuse_session *se, const char *mountpoint);
+
 /* ---- ops.c ------------------------------------------------------------ */
 
 /* The low-level operation table handed to fuse_session_new(). Static

@@ -375,7 +375,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     signal(SIGTERM, SIG_DFL);
     if (fuse_set_signal_handlers(se) != 0)
         return 1;
-    if (fuse_session_mount(se, fs->mountpoint) != 0)
+    if (ofs_mount(se, fs->mountpoint) != 0)
         goto out_signals;
     fuse_daemonize(o->foreground);
     if (!o->foreground) {
