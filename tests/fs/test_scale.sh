@@ -51,14 +51,17 @@ t_eq "a removed key leaves the listing within 1 s (${M_WAITED_MS} ms)" "$?" "0"
 
 # More changes than the store's change log keeps (200,000) while the daemon
 # sleeps: it must notice the gap and drop every cached name and the listing.
+# That is one notification per live name (305,000 here, about 1 s on this
+# machine, 2 s with both cores busy): the deadline is generous, it is the
+# rare path; the figure is in the message.
 t_eq "cached as missing before the gap" "$(m_errno stat "$M/more-000007")" "ENOENT"
 before=$(ls "$M" | wc -l)
 kill -STOP "$pid"
 "$M_CTL" "$S" bulk more- 205000 1 || t_not_ok "bulk insert during the stop"
 kill -CONT "$pid"
-m_within 2 bash -c "[ \"\$('$M_PROBE' errno stat '$M/more-000007')\" = 0 ]"
+m_within 10 bash -c "[ \"\$('$M_PROBE' errno stat '$M/more-000007')\" = 0 ]"
 t_eq "after a change-log gap a cached-missing name shows (${M_WAITED_MS} ms)" "$?" "0"
-m_within 2 bash -c "[ \"\$(ls '$M' | wc -l)\" = $((before + 205000)) ]"
+m_within 10 bash -c "[ \"\$(ls '$M' | wc -l)\" = $((before + 205000)) ]"
 t_eq "after a change-log gap the listing is complete (${M_WAITED_MS} ms)" "$?" "0"
 grep -q "log" "$M.log" && echo "# daemon log: $(tail -1 "$M.log")"
 
