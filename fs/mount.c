@@ -49,9 +49,25 @@ static int is_stream_socket(int fd)
            && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
 }
 
+/* A descriptor on /dev/null above stdio. Like fuse_session_mount(), first
+ * fills a closed 0, 1 or 2 with /dev/null for good: fuse_daemonize() later
+ * points those at /dev/null, which would close a socket moved there. */
+static int reserve(void)
+{
+    int fd;
+    do
+        fd = open("/dev/null", O_RDWR);
+    while (fd >= 0 && fd <= 2);
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 int ofs_mount(struct fuse_session *se, const char *mountpoint)
 {
-    int spare = open("/dev/null", O_RDONLY | O_CLOEXEC), slot[2] = {-1, -1}, rc;
+    int spare = reserve(), slot[2] = {-1, -1}, rc;
     if (spare >= 0 && two_free(spare, slot) != 0)
         slot[0] = slot[1] = -1;
     rc = fuse_session_mount(se, mountpoint);

@@ -97,12 +97,19 @@ fd_of() { # fd_of PID TARGET-PATTERN : the lowest fd whose link matches
         case $(readlink /proc/"$1"/fd/"$f") in $2) echo "$f"; return ;; esac
     done
 }
-m_mount "$S" "$M" -o auto_unmount || { t_not_ok "mount"; t_done; }
-pid=$(m_pid "$M")
-fuse_fd=$(fd_of "$pid" /dev/fuse); sock_fd=$(fd_of "$pid" 'socket:*')
-t_check "with auto_unmount, fusermount3's socket (fd $sock_fd) sits below /dev/fuse (fd $fuse_fd)" \
-    test -n "$sock_fd" -a -n "$fuse_fd" -a "${sock_fd:-99}" -lt "${fuse_fd:-0}"
-f_umount "$M"
+# Also started with stdin and stdout closed: the socket must not land on a
+# descriptor fuse_daemonize() later points at /dev/null.
+printf '#!/bin/sh\nexec "%s" "$@" 0<&- 1>&-\n' "$M_FS" >"$T_TMP/fs-noio"
+chmod +x "$T_TMP/fs-noio"
+for how in plain noio; do
+    if [ $how = plain ]; then m_mount "$S" "$M" -o auto_unmount; else
+        M_FS=$T_TMP/fs-noio m_mount "$S" "$M" -o auto_unmount; fi || { t_not_ok "mount"; t_done; }
+    pid=$(m_pid "$M")
+    fuse_fd=$(fd_of "$pid" /dev/fuse); sock_fd=$(fd_of "$pid" 'socket:*')
+    t_check "$how: with auto_unmount, fusermount3's socket (fd $sock_fd) sits below /dev/fuse (fd $fuse_fd), above stdio" \
+        test -n "$sock_fd" -a -n "$fuse_fd" -a "${sock_fd:-0}" -gt 2 -a "${sock_fd:-99}" -lt "${fuse_fd:-0}"
+    f_umount "$M"
+done
 yes >/dev/null &
 hog=$!
 t_on_exit "kill $hog 2>/dev/null"
