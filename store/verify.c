@@ -277,10 +277,10 @@ static int snapshot(vctx *v, const unsigned char *meta, uint64_t filesize)
     return 0;
 }
 
-/* Begins a read transaction and copies its meta page into META: the page
- * is checked to be that transaction's before and after the copy (a writer
- * two commits ahead rewrites it in place). FD reads the two meta pages,
- * which exist in any file LMDB opened. */
+/* Begins a read transaction and copies its meta page into META, read twice
+ * the same and naming that transaction (a writer two commits ahead rewrites
+ * the page in place). FD reads the two meta pages, which exist in any file
+ * LMDB opened. */
 static int pin_snapshot(vctx *v, MDB_env *env, int fd, MDB_txn **txn,
                         unsigned char meta[META_LEN])
 {
