@@ -311,10 +311,10 @@ static void guard_fault(int sig)
 {
     const char *name = sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : "SIGSEGV";
     static const char tail[] = "); no change was committed\n";
-    if (write(STDERR_FILENO, guard_msg, strlen(guard_msg)) < 0
-        || write(STDERR_FILENO, name, strlen(name)) < 0
-        || write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
-        _exit(EX_FAIL);
+    /* Best effort: there is nothing else to do when stderr fails. */
+    if (write(STDERR_FILENO, guard_msg, strlen(guard_msg)) >= 0
+        && write(STDERR_FILENO, name, strlen(name)) >= 0)
+        (void)!write(STDERR_FILENO, tail, sizeof tail - 1);
     _exit(EX_FAIL);
 }
 

@@ -1084,7 +1084,7 @@ int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
     size_t got;
     tx t;
     int rc;
-    if (l.cap > 64 && !(l.iov = malloc(l.cap * sizeof *l.iov)))
+    if (l.cap > sizeof local / sizeof *local && !(l.iov = malloc(l.cap * sizeof *l.iov)))
         return ENOMEM;
     if (!(rc = read_begin(st, version, &t))) {
         rc = chunks_walk(&t, version, st->se->chunk, off, len, piece_add, &l, &got);
