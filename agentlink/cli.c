@@ -4,6 +4,7 @@
  * key, 4 key evicted. Data goes to stdout, messages to stderr; every
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
+#include "agentlink/cli_json.h"
 #include "agentlink/internal.h"
 
 #include <cJSON.h>
@@ -544,7 +545,10 @@ static int cmd_offload(opts *o, int argc, char **argv)
                 cJSON_AddFalseToObject(j, "offloaded");
                 cJSON_AddNullToObject(j, "key");
                 cJSON_AddNullToObject(j, "path");
-                cJSON_AddStringToObject(j, "text", data);
+                if (cli_json_add_bytes(j, "text", "encoding", data, len)) {
+                    cJSON_Delete(j);
+                    j = NULL;
+                }
             }
             ex = print_json(j);
         } else {
@@ -569,7 +573,10 @@ static int cmd_offload(opts *o, int argc, char **argv)
             cJSON_AddStringToObject(j, "key", key);
             if (al_store_path_of(h, key, &path) == 0)
                 cJSON_AddStringToObject(j, "path", path);
-            cJSON_AddStringToObject(j, "text", out);
+            if (cli_json_add_bytes(j, "text", "encoding", out, outlen)) {
+                cJSON_Delete(j);
+                j = NULL;
+            }
         }
         ex = print_json(j);
     } else {
@@ -596,8 +603,11 @@ static int cmd_key(opts *o, int argc, char **argv)
     if (o->json) {
         cJSON *j = cJSON_CreateObject();
         if (j) {
-            cJSON_AddStringToObject(j, "raw", argv[0]);
-            cJSON_AddStringToObject(j, "key", key);
+            if (cli_json_add_bytes(j, "raw", "raw_encoding", argv[0], strlen(argv[0]))
+                || !cJSON_AddStringToObject(j, "key", key)) {
+                cJSON_Delete(j);
+                j = NULL;
+            }
         }
         rc = print_json(j);
     } else {
