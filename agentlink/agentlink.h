@@ -348,11 +348,15 @@ typedef struct al_stats {
 /* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
 int al_store_stats(al_store *h, al_stats *out);
 
+/* The largest max_total_bytes a store can have: 16 TiB. */
+#define AL_MAX_TOTAL_LIMIT (UINT64_C(1) << 44)
+
 /* Creates the store when missing, then changes the limits given (0 keeps a
  * limit). Lowering max_total_bytes below max_result_bytes lowers that too;
  * lowering the bound evicts the oldest results at once, *NEVICTED (may be
  * NULL) gets how many. Errors: AL_ELIMITS (max_result_bytes above
- * max_total_bytes), AL_EFULL, EACCES, EIO; nothing changes on error. */
+ * max_total_bytes, max_total_bytes above AL_MAX_TOTAL_LIMIT), AL_EFULL,
+ * EACCES, EIO; nothing changes on error. */
 int al_store_init(al_store *h, uint64_t max_total_bytes,
                   uint64_t max_result_bytes, uint64_t *nevicted);
 

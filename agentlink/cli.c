@@ -148,14 +148,9 @@ static int report(int rc, const al_store *h, const char *key)
     case AL_ENOTFOUND:
         msg("no such key '%s' in namespace '%s'", q(key), q(h ? al_store_namespace(h) : ""));
         return EX_NOKEY;
-    case AL_ENOSTORE:
-        if (key) {
-            msg("no such key '%s': there is no store at '%s' yet", q(key),
-                q(h ? al_store_dir(h) : ""));
-            return EX_NOKEY;
-        }
-        msg("no store at '%s' yet: 'agentlink init' or a first write creates it",
-            q(h ? al_store_dir(h) : ""));
+    case AL_ENOSTORE: /* the same for every command, whatever its key */
+        msg("no store at '%s' yet: 'agentlink init' or a first write (put, offload, import) "
+            "creates it", q(h ? al_store_dir(h) : ""));
         return EX_FAIL;
     case AL_ETOOL:
         msg("tool name %s", al_strerror(rc));
@@ -378,6 +373,15 @@ static int setup(const opts *o, al_policy **pol, al_store **h)
     return ex;
 }
 
+/* 0 when the handle's store exists, else AL_ENOSTORE (or why it cannot be
+ * read): the commands that only read or remove fail on a missing store,
+ * all in the same way (report()), instead of each in its own. */
+static int need_store(al_store *h)
+{
+    al_stats s;
+    return al_store_stats(h, &s);
+}
+
 static cJSON *entry_json(const char *key, const al_entry *e)
 {
     char when[40];
@@ -413,6 +417,11 @@ static int cmd_init(opts *o, int argc, char **argv)
     }
     if (o->max_result && al_size_parse(o->max_result, &result)) {
         msg("--max-result-bytes '%s': %s", q(o->max_result), al_strerror(AL_ESIZE));
+        return EX_USAGE;
+    }
+    if (total > AL_MAX_TOTAL_LIMIT) {
+        msg("--max-total-bytes %" PRIu64 " is above the largest bound a store can have, %" PRIu64
+            " (16 TiB)", total, AL_MAX_TOTAL_LIMIT);
         return EX_USAGE;
     }
     if (total && result > total) {
@@ -685,13 +694,13 @@ static int cmd_ls(opts *o, int argc, char **argv)
 
     if ((ex = setup(o, &pol, &h)))
         return ex;
-    if (o->json)
-        fputs("[", stdout);
-    rc = al_store_list(h, ls_cb, &c);
-    if (rc == AL_ENOSTORE)
-        rc = 0; /* no store yet: no entries */
-    if (o->json)
-        fputs("]\n", stdout);
+    if ((rc = need_store(h)) == 0) {
+        if (o->json)
+            fputs("[", stdout);
+        rc = al_store_list(h, ls_cb, &c);
+        if (o->json)
+            fputs("]\n", stdout);
+    }
     if (fflush(stdout) != 0 && rc == 0) {
         msg("cannot write to stdout: %s", strerror(errno));
         ex = EX_FAIL;
@@ -768,6 +777,8 @@ static int cmd_rm(opts *o, int argc, char **argv)
             return report(rc, NULL, argv[i]);
     if ((ex = setup(o, &pol, &h)))
         return ex;
+    if ((rc = need_store(h)))
+        argc = 0, ex = report(rc, h, NULL);
     for (int i = 0; i < argc; i++) {
         al_entry e;
         int one;
@@ -817,9 +828,13 @@ static int cmd_drop(opts *o, int argc, char **argv)
     (void)argc;
     (void)argv;
 
-    if ((ex = read_input(NULL, &text, &len)))
-        return ex;
     if ((ex = setup(o, &pol, &h)))
+        return ex;
+    if ((rc = need_store(h))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if ((ex = read_input(NULL, &text, &len)))
         goto cleanup;
     d.h = h;
     if (o->json && !(d.arr = cJSON_CreateArray())) {

@@ -463,6 +463,8 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
         *nevicted = 0;
     if (!h)
         return EINVAL;
+    if (max_total_bytes > AL_MAX_TOTAL_LIMIT || max_result_bytes > AL_MAX_TOTAL_LIMIT)
+        return AL_ELIMITS;
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 1);
     if (rc == 0 && (max_total_bytes || max_result_bytes))

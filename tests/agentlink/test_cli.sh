@@ -37,9 +37,9 @@ t_rc "option without value exits 2" 2 al put k --tool
 t_eq "option without value is named" "$(head -1 "$ERR")" "agentlink: option '--tool' needs a value"
 
 # ---- reads before any store exists ---------------------------------------
-t_rc "get without a store exits 3" 3 al get k
-t_eq "get without a store says so" "$(err)" "agentlink: no such key 'k': there is no store at '$T_TMP/store' yet"
-t_rc "ls without a store exits 0" 0 al ls
+t_rc "get without a store exits 1" 1 al get k
+t_eq "get without a store says so" "$(err)" "agentlink: no store at '$T_TMP/store' yet: 'agentlink init' or a first write (put, offload, import) creates it"
+t_rc "ls without a store exits 1" 1 al ls
 t_eq "ls without a store prints nothing" "$(out)" ""
 t_rc "stats without a store exits 1" 1 al stats
 t_check "reads created no store" test ! -e "$T_TMP/store"

@@ -174,6 +174,17 @@ static void store_init_should_refuse_result_above_total(void **state)
     assert_int_equal(s.max_total_bytes, 1ull << 30); /* limits unchanged */
 }
 
+static void store_init_should_refuse_a_bound_over_16_tib(void **state)
+{
+    struct fx *f = *state;
+    al_stats s;
+    assert_int_equal(al_store_init(f->h, UINT64_MAX, 0, NULL), AL_ELIMITS);
+    assert_int_equal(al_store_init(f->h, AL_MAX_TOTAL_LIMIT + 1, 0, NULL), AL_ELIMITS);
+    assert_int_equal(al_store_init(f->h, 0, UINT64_MAX, NULL), AL_ELIMITS);
+    assert_non_null(strstr(al_strerror(AL_ELIMITS), "16 TiB"));
+    assert_int_equal(al_store_stats(f->h, &s), AL_ENOSTORE); /* refused before creating */
+}
+
 static void store_put_should_refuse_bad_keys_and_tools_without_writing(void **state)
 {
     struct fx *f = *state;
@@ -418,6 +429,7 @@ int main(void)
         T(store_put_should_evict_the_oldest_to_fit),
         T(store_put_should_cut_results_over_max_result_bytes),
         T(store_init_should_refuse_result_above_total),
+        T(store_init_should_refuse_a_bound_over_16_tib),
         T(store_put_should_refuse_bad_keys_and_tools_without_writing),
         T(store_key_of_should_take_paths_and_keys),
         T(store_open_should_follow_flag_env_config_default),
