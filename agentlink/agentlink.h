@@ -350,15 +350,29 @@ int al_store_stats(al_store *h, al_stats *out);
 
 /* The largest max_total_bytes a store can have: 16 TiB. */
 #define AL_MAX_TOTAL_LIMIT (UINT64_C(1) << 44)
+/* The smallest max_total_bytes or max_result_bytes: room for the cut's
+ * marker line and a few bytes of head and tail (see al_cut). */
+#define AL_MIN_LIMIT 64u
 
 /* Creates the store when missing, then changes the limits given (0 keeps a
- * limit). Lowering max_total_bytes below max_result_bytes lowers that too;
- * lowering the bound evicts the oldest results at once, *NEVICTED (may be
- * NULL) gets how many. Errors: AL_ELIMITS (max_result_bytes above
- * max_total_bytes, max_total_bytes above AL_MAX_TOTAL_LIMIT), AL_EFULL,
- * EACCES, EIO; nothing changes on error. */
+ * limit). The max_result_bytes in force is the configured one (the last
+ * given) or max_total_bytes, whichever is lower: lowering the bound below
+ * it holds it down, and raising the bound again gives the configured value
+ * back (al_store_max_result() tells both). Lowering the bound evicts the
+ * oldest results at once, *NEVICTED (may be NULL) gets how many.
+ * Errors: AL_ELIMITS (a limit under AL_MIN_LIMIT, max_total_bytes above
+ * AL_MAX_TOTAL_LIMIT, max_result_bytes above max_total_bytes), AL_EFULL,
+ * EACCES, EIO; nothing changes on error, and a refused call creates no
+ * store. */
 int al_store_init(al_store *h, uint64_t max_total_bytes,
                   uint64_t max_result_bytes, uint64_t *nevicted);
+
+/* The store's max_result_bytes: *IN_FORCE (may be NULL) the limit results
+ * are cut to now, never above max_total_bytes (al_stats's
+ * max_result_bytes); *CONFIGURED (may be NULL) the value last set, above
+ * *IN_FORCE while a lower max_total_bytes holds it down.
+ * Errors: AL_ENOSTORE, LMDB failures. */
+int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured);
 
 /* Removes every live entry of the namespace whose path under the mount
  * (MOUNT "/" KEY) appears in the LEN bytes of TEXT (say, a span of

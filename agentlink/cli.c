@@ -403,7 +403,7 @@ static cJSON *entry_json(const char *key, const al_entry *e)
 /* ---- commands ----------------------------------------------------------- */
 static int cmd_init(opts *o, int argc, char **argv)
 {
-    uint64_t total = 0, result = 0, nevicted = 0;
+    uint64_t total = 0, result = 0, nevicted = 0, cfg = 0;
     al_policy *pol = NULL;
     al_store *h = NULL;
     al_stats s;
@@ -424,6 +424,13 @@ static int cmd_init(opts *o, int argc, char **argv)
             " (16 TiB)", total, AL_MAX_TOTAL_LIMIT);
         return EX_USAGE;
     }
+    if ((o->max_total && total < AL_MIN_LIMIT) || (o->max_result && result < AL_MIN_LIMIT)) {
+        int t = o->max_total && total < AL_MIN_LIMIT;
+        msg("%s %" PRIu64 " is below the minimum of %u bytes: a cut result needs room for "
+            "its marker line", t ? "--max-total-bytes" : "--max-result-bytes", t ? total : result,
+            AL_MIN_LIMIT);
+        return EX_USAGE;
+    }
     if (total && result > total) {
         msg("--max-result-bytes %" PRIu64 " is above --max-total-bytes %" PRIu64
             ": a result must fit in the store", result, total);
@@ -442,7 +449,7 @@ static int cmd_init(opts *o, int argc, char **argv)
         ex = EX_USAGE;
         goto cleanup;
     }
-    if (rc || (rc = al_store_stats(h, &s))) {
+    if (rc || (rc = al_store_stats(h, &s)) || (rc = al_store_max_result(h, NULL, &cfg))) {
         ex = report(rc, h, NULL);
         goto cleanup;
     }
@@ -452,12 +459,17 @@ static int cmd_init(opts *o, int argc, char **argv)
             cJSON_AddStringToObject(j, "store", al_store_dir(h));
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
             cJSON_AddNumberToObject(j, "evicted", (double)nevicted);
         }
         ex = print_json(j);
     } else {
-        printf("store %s: max_total_bytes %" PRIu64 ", max_result_bytes %" PRIu64 "\n",
+        printf("store %s: max_total_bytes %" PRIu64 ", max_result_bytes %" PRIu64,
                al_store_dir(h), s.max_total_bytes, s.max_result_bytes);
+        if (cfg > s.max_result_bytes) /* say it, while the bound holds it down */
+            printf(" (%" PRIu64 " configured, held to max_total_bytes while the bound is lower)",
+                   cfg);
+        putchar('\n');
         if (nevicted)
             printf("evicted %" PRIu64 " result%s to fit the new bound\n", nevicted,
                    nevicted == 1 ? "" : "s");
@@ -862,6 +874,7 @@ cleanup:
 
 static int cmd_stats(opts *o, int argc, char **argv)
 {
+    uint64_t cfg = 0;
     al_policy *pol = NULL;
     al_store *h = NULL;
     al_stats s;
@@ -872,6 +885,8 @@ static int cmd_stats(opts *o, int argc, char **argv)
     if ((ex = setup(o, &pol, &h)))
         return ex;
     rc = al_store_stats(h, &s);
+    if (rc == 0)
+        rc = al_store_max_result(h, NULL, &cfg);
     if (rc) {
         ex = report(rc, h, NULL);
     } else if (o->json) {
@@ -881,6 +896,7 @@ static int cmd_stats(opts *o, int argc, char **argv)
             cJSON_AddNumberToObject(j, "bytes", (double)s.bytes);
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
             cJSON_AddNumberToObject(j, "evictions", (double)s.evictions);
             cJSON_AddNumberToObject(j, "removals", (double)s.removals);
             cJSON_AddNumberToObject(j, "tombstones", (double)s.tombstones);
@@ -893,6 +909,9 @@ static int cmd_stats(opts *o, int argc, char **argv)
                "\nmax_result_bytes: %" PRIu64 "\nevictions: %" PRIu64 "\nremovals: %" PRIu64 "\n",
                al_store_dir(h), s.entries, s.bytes, s.max_total_bytes, s.max_result_bytes,
                s.evictions, s.removals);
+        if (cfg > s.max_result_bytes)
+            printf("max_result_bytes_configured: %" PRIu64 " (held to max_total_bytes while "
+                   "the bound is lower)\n", cfg);
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
     al_store_close(h);

@@ -454,6 +454,26 @@ int al_store_stats(al_store *h, al_stats *out)
     return 0;
 }
 
+int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
+{
+    store_stats s;
+    int rc;
+    if (!h)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, &s));
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        return rc;
+    if (in_force)
+        *in_force = s.max_result_bytes;
+    if (configured)
+        *configured = s.max_result_configured;
+    return 0;
+}
+
 int al_store_init(al_store *h, uint64_t max_total_bytes,
                   uint64_t max_result_bytes, uint64_t *nevicted)
 {
@@ -463,7 +483,9 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
         *nevicted = 0;
     if (!h)
         return EINVAL;
-    if (max_total_bytes > AL_MAX_TOTAL_LIMIT || max_result_bytes > AL_MAX_TOTAL_LIMIT)
+    if (max_total_bytes > AL_MAX_TOTAL_LIMIT || max_result_bytes > AL_MAX_TOTAL_LIMIT
+        || (max_total_bytes && max_total_bytes < AL_MIN_LIMIT)
+        || (max_result_bytes && max_result_bytes < AL_MIN_LIMIT))
         return AL_ELIMITS;
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 1);

@@ -52,7 +52,7 @@ static size_t char_start_fwd(const unsigned char *s, size_t len, size_t pos)
 
 #define SNAP_WINDOW 4096u
 #define MARKER_FMT "[... offloadfs: %zu bytes cut here ...]\n"
-#define MIN_CUT_ROOM 64u
+#define MIN_CUT_ROOM AL_MIN_LIMIT
 
 int al_cut(const void *data, size_t len, uint64_t max, void **out,
            size_t *outlen)

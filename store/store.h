@@ -128,13 +128,15 @@ typedef struct store_limits {
 /* Fills *OUT with the store's limits. Errors: LMDB failures. */
 int store_limits_get(store *st, store_limits *out);
 
-/* Changes the limits; a field of 0 keeps its current value. Lowering
- * max_total_bytes below max_result_bytes lowers max_result_bytes with it
- * (unless max_result_bytes is given too). Lowering the bound evicts the
- * oldest entries in the same transaction; *NEVICTED (may be NULL) gets
- * how many. Errors: STORE_ELIMITS (max_result_bytes given larger than the
- * resulting max_total_bytes, or a limit too large for the map), STORE_EFULL,
- * STORE_ERDONLY, EIO. Nothing changes on error. */
+/* Changes the limits; a field of 0 keeps its current value. The
+ * max_result_bytes in force is the configured one (the last given) or
+ * max_total_bytes, whichever is lower: lowering the bound below it holds
+ * it down, raising the bound again gives the configured value back.
+ * Lowering the bound evicts the oldest entries in the same transaction;
+ * *NEVICTED (may be NULL) gets how many. Errors: STORE_ELIMITS
+ * (max_result_bytes given larger than the resulting max_total_bytes, or a
+ * limit too large for the map), STORE_EFULL, STORE_ERDONLY, EIO. Nothing
+ * changes on error. store_stats_get() tells both values. */
 int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted);
 
 /* ---- Entries ---------------------------------------------------------- */
@@ -247,7 +249,9 @@ typedef struct store_stats {
     uint64_t entries;          /* live entries, all namespaces */
     uint64_t bytes;            /* sum of their sizes */
     uint64_t max_total_bytes;
-    uint64_t max_result_bytes;
+    uint64_t max_result_bytes; /* in force: <= max_total_bytes */
+    uint64_t max_result_configured; /* as last set; above max_result_bytes
+                                       while a lower bound holds it down */
     uint64_t evictions;        /* entries evicted for the bound, ever */
     uint64_t removals;         /* entries removed by callers, ever */
     uint64_t tombstones;       /* tombstones currently kept */

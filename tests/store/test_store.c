@@ -381,6 +381,38 @@ static void limits_set_should_evict_at_once_when_lowered(void **state)
     fx_expect(f->st, NULL, "k3", 100, 3);
 }
 
+static void limits_set_should_keep_the_configured_result_under_a_lower_bound(void **state)
+{
+    struct fx *f = *state;
+    store_limits low = {1u << 20, 0, 0}, high = {1u << 30, 0, 0}, l;
+    store_stats s;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 1u << 20); /* held down by the bound */
+    assert_int_equal(s.max_result_configured, 64ull << 20);
+    assert_int_equal(store_limits_get(f->st, &l), 0);
+    assert_int_equal(l.max_result_bytes, 1u << 20);
+    assert_int_equal(fx_put(f->st, NULL, "big", (1u << 20) + 1, 1, NULL), STORE_ETOOBIG);
+    /* Raising the bound again gives the configured value back. */
+    assert_int_equal(store_limits_set(f->st, &high, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 64ull << 20);
+    assert_int_equal(s.max_result_configured, 64ull << 20);
+    assert_int_equal(fx_put(f->st, NULL, "big", (1u << 20) + 1, 1, NULL), 0);
+    /* A value given while the bound is low is the one kept. */
+    low.max_result_bytes = 512u << 10;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    low.max_result_bytes = 0;
+    low.max_total_bytes = 100000;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 100000);
+    assert_int_equal(s.max_result_configured, 512u << 10);
+    assert_int_equal(store_limits_set(f->st, &high, NULL), 0);
+    assert_int_equal(store_limits_get(f->st, &l), 0);
+    assert_int_equal(l.max_result_bytes, 512u << 10);
+}
+
 static void limits_set_should_refuse_result_over_total(void **state)
 {
     struct fx *f = *state;
@@ -879,6 +911,7 @@ int main(void)
         T(put_should_evict_across_namespaces_in_write_order),
         T(replace_should_make_key_newest),
         T(limits_set_should_evict_at_once_when_lowered),
+        T(limits_set_should_keep_the_configured_result_under_a_lower_bound),
         T(limits_set_should_refuse_result_over_total),
         T(limits_should_persist_across_reopen_and_raise_map),
         T(lookup_should_tell_evicted_from_never_written),
