@@ -4,6 +4,7 @@
  * key, 4 key evicted. Data goes to stdout, messages to stderr; every
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
+#include "agentlink/cli_input.h"
 #include "agentlink/cli_json.h"
 #include "agentlink/internal.h"
 
@@ -34,9 +35,9 @@ static const char usage_text[] =
     "Commands:\n"
     "  init [--max-total-bytes N] [--max-result-bytes N]\n"
     "                        create the store, or change its limits\n"
-    "  put KEY [--tool NAME] [--file PATH]\n"
+    "  put KEY [--tool NAME] [--file PATH] [--max-input-bytes N]\n"
     "                        store stdin (or PATH) under KEY, print its path\n"
-    "  offload --tool NAME --call-id RAW [--config FILE]\n"
+    "  offload --tool NAME --call-id RAW [--config FILE] [--max-input-bytes N]\n"
     "                        apply the offload policy to the result on stdin;\n"
     "                        print the result unchanged or the pointer text\n"
     "  key RAW               print the key derived from a raw tool call id\n"
@@ -63,13 +64,14 @@ static const char usage_text[] =
     "  -h, --help            this text\n"
     "  -V, --version         the version\n"
     "\n"
-    "Sizes are bytes, or take K, M, G (powers of 1024).\n"
+    "Sizes are bytes, or take K, M, G (powers of 1024). put, offload and\n"
+    "drop-referenced refuse an input over --max-input-bytes (default 1G).\n"
     "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted.\n";
 
 /* ---- options --------------------------------------------------------- */
 enum {
     OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
-    OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP,
+    OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP, OPT_MAX_INPUT,
 };
 
 /* Which command may take which option, as bits of (opt - OPT_TOOL). */
@@ -79,10 +81,11 @@ enum {
 #define O_MAXT (1u << 3)
 #define O_MAXR (1u << 4)
 #define O_KEEP (1u << 5)
+#define O_MAXI (1u << 6)
 
 typedef struct opts {
     const char *store, *ns, *mount, *config, *tool, *file, *call_id;
-    const char *max_total, *max_result;
+    const char *max_total, *max_result, *max_input;
     int json, keep;
     unsigned given; /* O_* of command-specific options seen */
 } opts;
@@ -231,28 +234,58 @@ static int read_fd(int fd, uint64_t limit, char **out, size_t *len)
     return al_buf_detach(&b, out, len);
 }
 
-/* Reads the input of put/offload/drop-referenced: PATH or stdin. */
-static int read_input(const char *path, char **out, size_t *len)
+/* The input's name in messages: "stdin" or "file 'PATH'". */
+static const char *input_name(const char *path)
 {
-    int rc;
-    if (path) {
-        rc = al_file_read(path, SIZE_MAX, out, len);
-        if (rc == EISDIR) {
-            msg("file '%s' is a directory, expected a file to store", q(path));
-            return EX_USAGE;
-        }
-        if (rc) {
-            msg("cannot read file '%s': %s", q(path), strerror(rc));
-            return rc == ENOMEM ? EX_FAIL : EX_USAGE;
-        }
-        return EX_OK;
-    }
-    rc = read_fd(STDIN_FILENO, UINT64_MAX, out, len);
-    if (rc) {
-        msg("cannot read stdin: %s", strerror(rc));
-        return EX_FAIL;
+    static char name[600];
+    if (!path)
+        return "stdin";
+    snprintf(name, sizeof name, "file '%s'", q(path));
+    return name;
+}
+
+/* --max-input-bytes, or its default, into *MAX. */
+static int input_limit(const opts *o, uint64_t *max)
+{
+    *max = CLI_MAX_INPUT_DEFAULT;
+    if (o->max_input && al_size_parse(o->max_input, max)) {
+        msg("--max-input-bytes '%s': %s", q(o->max_input), al_strerror(AL_ESIZE));
+        return EX_USAGE;
     }
     return EX_OK;
+}
+
+/* Opens the input of put/offload: PATH or stdin (cli_input.h). */
+static int input_open(const opts *o, const char *path, cli_input *in)
+{
+    uint64_t max;
+    int ex, rc;
+    if ((ex = input_limit(o, &max)))
+        return ex;
+    rc = cli_input_open(in, path, max);
+    if (rc == EISDIR) {
+        msg("file '%s' is a directory, expected a file to store", q(path));
+        return EX_USAGE;
+    }
+    if (rc) {
+        msg("cannot read %s: %s", input_name(path), strerror(rc));
+        return rc == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    return EX_OK;
+}
+
+/* The message and exit code for RC from reading IN (PATH or stdin);
+ * WHAT says what did not happen ("nothing was stored"). */
+static int input_error(const cli_input *in, const char *path, int rc, const char *what)
+{
+    if (rc == CLI_EINPUT) {
+        msg("%s is longer than --max-input-bytes %" PRIu64 "%s: refused, %s "
+            "(--max-input-bytes N reads more)", input_name(path), in->max_input,
+            in->max_input == CLI_MAX_INPUT_DEFAULT ? " (the default, 1 GiB)" : "", what);
+        return EX_USAGE;
+    }
+    msg("cannot read %s: %s", input_name(path), rc > 0 ? strerror(rc) : al_strerror(rc));
+    return EX_FAIL;
 }
 
 static int print_json(cJSON *j)
@@ -486,8 +519,9 @@ static int cmd_put(opts *o, int argc, char **argv)
     const char *key = argv[0];
     al_policy *pol = NULL;
     al_store *h = NULL;
-    char *data = NULL, *path = NULL;
-    size_t len = 0;
+    al_cutter *c = NULL;
+    cli_input in = {.fd = -1};
+    char *path = NULL;
     al_entry e;
     int ex, rc;
     (void)argc;
@@ -498,19 +532,28 @@ static int cmd_put(opts *o, int argc, char **argv)
         msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
         return EX_USAGE;
     }
-    if ((ex = read_input(o->file, &data, &len)))
+    if ((ex = input_open(o, o->file, &in)))
         return ex;
-    if (len == 0) {
+    if ((ex = setup(o, &pol, &h)))
+        goto cleanup;
+    /* Streamed: only the head and a ring of the tail are held (cut.c). */
+    if ((rc = al_store_cutter(h, &c))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if ((rc = cli_input_to_cutter(&in, c))) {
+        ex = input_error(&in, o->file, rc, "nothing was stored");
+        goto cleanup;
+    }
+    if (al_cutter_total(c) == 0) {
         if (o->file)
             msg("file '%s' is empty: nothing to store under '%s'", q(o->file), q(key));
         else
             msg("stdin is empty: nothing to store under '%s'", q(key));
-        free(data);
-        return EX_USAGE;
-    }
-    if ((ex = setup(o, &pol, &h)))
+        ex = EX_USAGE;
         goto cleanup;
-    rc = al_store_put(h, key, data, len, o->tool, &e, &path);
+    }
+    rc = al_store_put_cutter(h, key, c, o->tool, &e, &path);
     if (rc) {
         ex = report(rc, h, key);
         goto cleanup;
@@ -530,9 +573,40 @@ static int cmd_put(opts *o, int argc, char **argv)
     }
 cleanup:
     al_free(path);
-    free(data);
+    al_cutter_free(c);
+    cli_input_close(&in);
     al_store_close(h);
     al_policy_free(pol);
+    return ex;
+}
+
+/* Prints offload's answer: OUT (OUTLEN bytes) goes into the conversation;
+ * KEY (NULL when kept) and H give the path. */
+static int offload_print(const opts *o, const al_store *h, const char *key, int offloaded,
+                         const char *out, size_t outlen)
+{
+    char *path = NULL;
+    cJSON *j;
+    int ex;
+    if (!o->json)
+        return write_all(out, outlen);
+    if ((j = cJSON_CreateObject())) {
+        cJSON_AddBoolToObject(j, "offloaded", offloaded);
+        if (key)
+            cJSON_AddStringToObject(j, "key", key);
+        else
+            cJSON_AddNullToObject(j, "key");
+        if (key && al_store_path_of(h, key, &path) == 0)
+            cJSON_AddStringToObject(j, "path", path);
+        else
+            cJSON_AddNullToObject(j, "path");
+        if (cli_json_add_bytes(j, "text", "encoding", out, outlen)) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
+    }
+    ex = print_json(j);
+    al_free(path);
     return ex;
 }
 
@@ -540,9 +614,13 @@ static int cmd_offload(opts *o, int argc, char **argv)
 {
     al_policy *pol = NULL;
     al_store *h = NULL;
-    char *data = NULL, *out = NULL, *key = NULL, *path = NULL;
-    size_t len = 0, outlen = 0;
-    int ex, rc, offloaded = 0;
+    al_cutter *c = NULL;
+    cli_input in = {.fd = -1};
+    al_buf b = {0};
+    char *out = NULL, *key = NULL;
+    size_t outlen = 0;
+    uint64_t limit = 0;
+    int ex, rc, kind = AL_OFFLOAD_NEVER, sure = 0, offloaded = 0;
     (void)argc;
     (void)argv;
 
@@ -556,58 +634,53 @@ static int cmd_offload(opts *o, int argc, char **argv)
     }
     if ((ex = load_policy(o, &pol)))
         return ex;
-    if ((ex = read_input(NULL, &data, &len)))
+    if ((ex = input_open(o, NULL, &in)))
         goto cleanup;
-    if (!al_policy_decide(pol, o->tool, data, len, NULL, NULL)) {
+    /* Read until the rule is sure to offload, or to the end (cli_input.h). */
+    al_policy_decide(pol, o->tool, NULL, 0, &kind, &limit);
+    if ((rc = cli_input_prefix(&in, kind, limit, &b, &sure))) {
+        ex = input_error(&in, NULL, rc, "nothing was stored");
+        goto cleanup;
+    }
+    if (!sure && !al_policy_decide(pol, o->tool, b.p, b.len, NULL, NULL)) {
         /* Kept in the conversation: the store is not even opened. */
-        if (o->json) {
-            cJSON *j = cJSON_CreateObject();
-            if (j) {
-                cJSON_AddFalseToObject(j, "offloaded");
-                cJSON_AddNullToObject(j, "key");
-                cJSON_AddNullToObject(j, "path");
-                if (cli_json_add_bytes(j, "text", "encoding", data, len)) {
-                    cJSON_Delete(j);
-                    j = NULL;
-                }
-            }
-            ex = print_json(j);
-        } else {
-            ex = write_all(data, len);
-        }
+        ex = offload_print(o, NULL, NULL, 0, b.p ? b.p : "", b.len);
         goto cleanup;
     }
     if ((ex = open_store(o, pol, &h)))
         goto cleanup;
-    rc = al_key_derive(o->call_id, strlen(o->call_id), &key);
-    if (rc == 0)
-        rc = al_offload(h, pol, o->tool, o->call_id, strlen(o->call_id), data, len,
+    if ((rc = al_key_derive(o->call_id, strlen(o->call_id), &key))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if (!sure) {
+        rc = al_offload(h, pol, o->tool, o->call_id, strlen(o->call_id), b.p, b.len,
                         &out, &outlen, &offloaded);
+    } else {
+        /* The prefix, then the rest, through a cutter: memory about
+         * max_result_bytes whatever the length. */
+        if ((rc = al_store_cutter(h, &c)) == 0 && (rc = al_cutter_add(c, b.p, b.len)) == 0) {
+            al_buf_release(&b);
+            if ((rc = cli_input_to_cutter(&in, c))) {
+                ex = input_error(&in, NULL, rc, "nothing was stored");
+                goto cleanup;
+            }
+            rc = al_offload_cutter(h, pol, o->tool, o->call_id, strlen(o->call_id), c, &out,
+                                   &outlen);
+            offloaded = rc == 0;
+        }
+    }
     if (rc) {
         ex = report(rc, h, key);
         goto cleanup;
     }
-    if (o->json) {
-        cJSON *j = cJSON_CreateObject();
-        if (j) {
-            cJSON_AddBoolToObject(j, "offloaded", offloaded);
-            cJSON_AddStringToObject(j, "key", key);
-            if (al_store_path_of(h, key, &path) == 0)
-                cJSON_AddStringToObject(j, "path", path);
-            if (cli_json_add_bytes(j, "text", "encoding", out, outlen)) {
-                cJSON_Delete(j);
-                j = NULL;
-            }
-        }
-        ex = print_json(j);
-    } else {
-        ex = write_all(out, outlen);
-    }
+    ex = offload_print(o, h, key, offloaded, out, outlen);
 cleanup:
-    al_free(path);
     al_free(key);
     al_free(out);
-    free(data);
+    al_buf_release(&b);
+    al_cutter_free(c);
+    cli_input_close(&in);
     al_store_close(h);
     al_policy_free(pol);
     return ex;
@@ -836,6 +909,7 @@ static int cmd_drop(opts *o, int argc, char **argv)
     drop_ctx d = {NULL, o->json, NULL};
     char *text = NULL;
     size_t len = 0, n = 0;
+    uint64_t max;
     int ex, rc;
     (void)argc;
     (void)argv;
@@ -846,8 +920,18 @@ static int cmd_drop(opts *o, int argc, char **argv)
         ex = report(rc, h, NULL);
         goto cleanup;
     }
-    if ((ex = read_input(NULL, &text, &len)))
+    if ((ex = input_limit(o, &max)))
         goto cleanup;
+    if ((rc = read_fd(STDIN_FILENO, max, &text, &len))) {
+        msg("cannot read stdin: %s", strerror(rc));
+        ex = EX_FAIL;
+        goto cleanup;
+    }
+    if ((uint64_t)len > max) {
+        cli_input in = {.max_input = max};
+        ex = input_error(&in, NULL, CLI_EINPUT, "nothing was removed");
+        goto cleanup;
+    }
     d.h = h;
     if (o->json && !(d.arr = cJSON_CreateArray())) {
         ex = report(ENOMEM, h, NULL);
@@ -1356,21 +1440,21 @@ cleanup:
 
 static const cmd commands[] = {
     {"init", cmd_init, 0, 0, O_MAXT | O_MAXR, ""},
-    {"put", cmd_put, 1, 1, O_TOOL | O_FILE, " KEY"},
-    {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL, ""},
+    {"put", cmd_put, 1, 1, O_TOOL | O_FILE | O_MAXI, " KEY"},
+    {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL | O_MAXI, ""},
     {"key", cmd_key, 1, 1, 0, " RAW"},
     {"get", cmd_get, 1, 1, 0, " KEY"},
     {"ls", cmd_ls, 0, 0, 0, ""},
     {"stat", cmd_stat, 1, 1, 0, " KEY"},
     {"rm", cmd_rm, 1, -1, 0, " KEY..."},
-    {"drop-referenced", cmd_drop, 0, 0, 0, ""},
+    {"drop-referenced", cmd_drop, 0, 0, O_MAXI, ""},
     {"stats", cmd_stats, 0, 0, 0, ""},
     {"import", cmd_import, 1, 1, O_TOOL | O_KEEP, " DIR"},
 };
 
 static const char *const opt_names[] = {"--tool", "--file", "--call-id",
                                         "--max-total-bytes", "--max-result-bytes",
-                                        "--keep"};
+                                        "--keep", "--max-input-bytes"};
 
 int main(int argc, char **argv)
 {
@@ -1386,6 +1470,7 @@ int main(int argc, char **argv)
         {"max-total-bytes", required_argument, NULL, OPT_MAX_TOTAL},
         {"max-result-bytes", required_argument, NULL, OPT_MAX_RESULT},
         {"keep", no_argument, NULL, OPT_KEEP},
+        {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1412,6 +1497,7 @@ int main(int argc, char **argv)
         case OPT_MAX_TOTAL: o.max_total = optarg; o.given |= O_MAXT; break;
         case OPT_MAX_RESULT: o.max_result = optarg; o.given |= O_MAXR; break;
         case OPT_KEEP: o.keep = 1; o.given |= O_KEEP; break;
+        case OPT_MAX_INPUT: o.max_input = optarg; o.given |= O_MAXI; break;
         case 'h':
             fputs(usage_text, stdout);
             return fflush(stdout) == 0 ? EX_OK : EX_FAIL;
