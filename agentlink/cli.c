@@ -863,15 +863,15 @@ static int cmd_rm(opts *o, int argc, char **argv)
     if ((ex = setup(o, &pol, &h)))
         return ex;
     if ((rc = need_store(h)))
-        argc = 0, ex = report(rc, h, NULL);
-    for (int i = 0; i < argc; i++) {
+        ex = report(rc, h, NULL);
+    for (int i = 0; rc == 0 && i < argc; i++) {
         al_entry e;
         int one;
-        rc = al_store_remove(h, argv[i], &e);
-        if (rc == AL_EEVICTED)
+        int r = al_store_remove(h, argv[i], &e);
+        if (r == AL_EEVICTED)
             one = report_gone(argv[i], &e);
-        else if (rc)
-            one = report(rc, h, argv[i]);
+        else if (r)
+            one = report(r, h, argv[i]);
         else
             one = EX_OK;
         if (ex == EX_OK)
