@@ -5,6 +5,7 @@
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
+#include "agentlink/cli_importdir.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -1197,7 +1198,7 @@ static int cmd_import(opts *o, int argc, char **argv)
     imp_file *files = NULL;
     size_t nfiles = 0, i = 0;
     al_stats st;
-    char line[512];
+    char line[512], *why = NULL;
     int ex = EX_OK, rc;
     (void)argc;
 
@@ -1209,6 +1210,15 @@ static int cmd_import(opts *o, int argc, char **argv)
     if (im.dfd < 0) {
         msg("cannot import directory '%s': %s", q(dir), strerror(errno));
         return errno == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    /* Resolve the store first (nothing is created yet): DIR must not be it,
+     * nor hold or lie inside any LMDB environment (cli_importdir.c). */
+    if ((ex = setup(o, &pol, &im.h)))
+        goto cleanup;
+    if ((rc = cli_importdir_check(im.dfd, dir, al_store_dir(im.h), &why))) {
+        msg("%s", why ? why : "out of memory");
+        ex = rc == 1 ? EX_USAGE : EX_FAIL;
+        goto cleanup;
     }
     if (!o->keep && faccessat(im.dfd, ".", W_OK, AT_EACCESS) != 0) {
         msg("cannot remove files from directory '%s': %s; use --keep to import copies",
@@ -1228,8 +1238,6 @@ static int cmd_import(opts *o, int argc, char **argv)
     }
     if (nfiles > 0) {
         /* A write command: create the store when missing, then read its limits. */
-        if ((ex = setup(o, &pol, &im.h)))
-            goto cleanup;
         if ((rc = al_store_init(im.h, 0, 0, NULL)) || (rc = al_store_stats(im.h, &st))) {
             ex = report(rc, im.h, NULL);
             goto cleanup;
@@ -1298,6 +1306,7 @@ static int cmd_import(opts *o, int argc, char **argv)
             ex = jx;
     }
 cleanup:
+    free(why);
     cJSON_Delete(im.jentries);
     cJSON_Delete(im.jskips);
     while (nfiles > 0)
