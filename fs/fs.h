@@ -175,6 +175,24 @@ static inline struct ofs *ofs_from_req(fuse_req_t req)
  * fuse_session_mount()'s result. */
 int ofs_mount(struct fuse_session *se, const char *mountpoint);
 
+/* ---- startup.c -------------------------------------------------------- */
+
+/* Refuses a store at or inside the mountpoint (the daemon would wait for
+ * ever on its own mount): STORE_ABS and MNT_ABS are the real paths of the
+ * store directory and the mountpoint, STORE_NAME and MNT their names as given,
+ * for the message. Compares device and inode of the mountpoint with the
+ * store directory and each of its parents. Returns 0 (fine) or 1 (the
+ * reason printed on stderr). */
+int ofs_check_store_outside(const char *store_name, const char *store_abs, const char *mnt,
+                            const char *mnt_abs);
+
+/* Refuses a mountpoint that already shows an offloadfs mount (type
+ * fuse.offloadfs in /proc/self/mountinfo, matched by the device of
+ * MNT_ABS), for a daemon started without -o stack. MNT is the name as
+ * given. Returns 0 (fine, or the table cannot be read) or 1 (the reason
+ * printed on stderr). */
+int ofs_check_not_stacked(const char *mnt, const char *mnt_abs);
+
 /* ---- ops.c ------------------------------------------------------------ */
 
 /* The low-level operation table handed to fuse_session_new(). Static
