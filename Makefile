@@ -15,7 +15,7 @@ REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I.
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
-REQ_LIBS_FS    := -lfuse3 $(REQ_LIBS_STORE)
+REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
@@ -69,8 +69,9 @@ $(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ)
 $(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)
 
-$(B)/offloadfs: $(FS_OBJ) $(B)/libstore.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libstore.a $(REQ_LIBS_FS)
+# The daemon reads the policy file with agentlink's own loader (fs/config.c).
+$(B)/offloadfs: $(FS_OBJ) $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.

@@ -131,7 +131,8 @@ static void help(const char *prog)
            "read-only, one regular file per key.\n\n"
            "offloadfs options:\n"
            "    -o namespace=NS        namespace to show (default: $OFFLOADFS_NAMESPACE,\n"
-           "                           else \"default\")\n"
+           "                           else the \"namespace\" of the policy file\n"
+           "                           $OFFLOADFS_CONFIG, else \"default\")\n"
            "    -o fsname=NAME         defaults to the store path\n"
            "    -o subtype=NAME        defaults to \"offloadfs\"\n"
            "    -o prefetch=SIZE       push each result written while mounted, up to\n"
@@ -454,10 +455,8 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     }
     if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
         return EXIT_USAGE;
-    if (!c->ns) {
-        const char *env = getenv("OFFLOADFS_NAMESPACE");
-        c->ns = strdup(env && *env ? env : STORE_DEFAULT_NAMESPACE);
-    }
+    if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
+        return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
 }
 

@@ -16,62 +16,26 @@ m_require_fuse
 unset OFFLOADFS_NAMESPACE OFFLOADFS_CONFIG
 has() { case $2 in *"$3"*) t_ok "$1" ;; *) t_not_ok "$1"; printf '  %q lacks %q\n' "$2" "$3" ;; esac; }
 
-# mounts_at PATH : how many mounts sit on PATH (from mountinfo only)
-mounts_at() { awk -v p="$1" '$5 == p {n++} END {print n + 0}' /proc/self/mountinfo; }
-
-# Kills daemon PID hard and lazily unmounts whatever is left on MNT.
-_hard_cleanup() {
-    local pid=$1 mnt=$2 i
-    kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    for ((i = 0; i < 5; i++)); do
-        [ "$(mounts_at "$mnt")" -gt "${3:-0}" ] || break
-        timeout 5 umount -l "$mnt" 2>/dev/null || timeout 5 fusermount3 -uz "$mnt" 2>/dev/null
-    done
-    return 0
-}
-_exited_or_mounted() { ! kill -0 "$1" 2>/dev/null || [ "$(mounts_at "$2")" -gt "$3" ]; }
-
-# refused DESC MNT ARGS... : offloadfs -f ARGS must exit 2 within 10 s
-# without adding a mount on MNT; its stderr ends up in $T_TMP/err.
-refused() {
-    local desc=$1 mnt=$2 before pid; shift 2
-    before=$(mounts_at "$mnt")
-    "$M_FS" -f "$@" >"$T_TMP/err" 2>&1 &
-    pid=$!
-    t_on_exit "_hard_cleanup $pid '$mnt' $before"
-    t_wait_until 10 _exited_or_mounted "$pid" "$mnt" "$before"
-    if kill -0 "$pid" 2>/dev/null; then
-        t_not_ok "$desc"
-        echo "  offloadfs did not exit: mounts on $mnt: $(mounts_at "$mnt") (were $before); killed it"
-        _hard_cleanup "$pid" "$mnt" "$before"
-        return 1
-    fi
-    wait "$pid"; local rc=$?
-    if [ "$rc" -eq 2 ] && [ "$(mounts_at "$mnt")" -eq "$before" ]; then t_ok "$desc"
-    else t_not_ok "$desc"; echo "  exit $rc, mounts on $mnt: $(mounts_at "$mnt") (were $before); $(head -c 400 "$T_TMP/err")"
-        _hard_cleanup "$pid" "$mnt" "$before"; fi
-}
-
 # ---- a store at or inside the mountpoint ---------------------------------------
 S=$(m_store s1) && printf 'one\n' | m_put "$S" k || { t_not_ok "store"; t_done; }
-refused "offloadfs S S: refused, nothing mounted" "$S" "$S" "$S"
+m_refused "offloadfs S S: refused, nothing mounted" "$S" "$S" "$S"
 t_eq "the message names both and the problem" "$(cat "$T_TMP/err")" \
     "offloadfs: store '$S' is the mountpoint '$S': the mount would hide the store from the daemon, which would then wait for ever on its own mount; use a store outside the mountpoint"
 t_eq "the store still reads" "$(m_get "$S" k)" "one"
 
 D=$T_TMP/d; mkdir -p "$D"
 "$M_AL" --store "$D/store" init >/dev/null && printf 'two\n' | m_put "$D/store" k
-refused "offloadfs DIR/store DIR: refused" "$D" "$D/store" "$D"
+m_refused "offloadfs DIR/store DIR: refused" "$D" "$D/store" "$D"
 t_eq "the message says the store lies inside the mountpoint" "$(cat "$T_TMP/err")" \
     "offloadfs: store '$D/store' lies inside the mountpoint '$D': the mount would hide the store from the daemon, which would then wait for ever on its own mount; use a store outside the mountpoint"
 mkdir -p "$D/a/b"; "$M_AL" --store "$D/a/b/store" init >/dev/null
-refused "a store three levels down: refused" "$D" "$D/a/b/store" "$D"
+m_refused "a store three levels down: refused" "$D" "$D/a/b/store" "$D"
 ln -s "$D" "$T_TMP/mlink"
-refused "a mountpoint that is a symlink to the store's parent: refused" "$D" "$D/store" "$T_TMP/mlink"
+m_refused "a mountpoint that is a symlink to the store's parent: refused" "$D" "$D/store" "$T_TMP/mlink"
 has "the message names the mountpoint as given" "$(cat "$T_TMP/err")" "lies inside the mountpoint '$T_TMP/mlink'"
 ln -s "$D/store" "$T_TMP/slink"
-refused "a store reached through a symlink into the mountpoint: refused" "$D" "$T_TMP/slink" "$D"
-refused "a relative spelling with '..': refused" "$D" "$D/a/../store" "$D/a/.."
+m_refused "a store reached through a symlink into the mountpoint: refused" "$D" "$T_TMP/slink" "$D"
+m_refused "a relative spelling with '..': refused" "$D" "$D/a/../store" "$D/a/.."
 t_eq "nothing is mounted anywhere under the test dir" "$(awk -v p="$T_TMP/" 'index($5, p) == 1' /proc/self/mountinfo)" ""
 
 # Allowed: a mountpoint inside the store directory (the store's files stay
@@ -83,18 +47,18 @@ m_umount "$S/mnt"; t_eq "that daemon exits 0" "$?" 0
 M=$T_TMP/m; S2=$(m_store s2) && printf 'second\n' | m_put "$S2" k
 m_mount "$S" "$M" || { t_not_ok "first mount"; t_done; }
 pid1=$(m_pid "$M")
-refused "a second daemon on the same mountpoint: refused" "$M" "$S2" "$M"
+m_refused "a second daemon on the same mountpoint: refused" "$M" "$S2" "$M"
 t_eq "the message says what is there and how to go on" "$(cat "$T_TMP/err")" \
     "offloadfs: mountpoint '$M' is already an offloadfs mount (of '$S'); unmount it first (fusermount3 -u '$M'), or add -o stack to mount over it"
-refused "the same store again: refused" "$M" "$S" "$M"
-t_eq "one mount on the mountpoint" "$(mounts_at "$M")" 1
+m_refused "the same store again: refused" "$M" "$S" "$M"
+t_eq "one mount on the mountpoint" "$(m_mounts_at "$M")" 1
 t_eq "the first daemon still serves" "$(cat "$M/k")" "one"
 m_mount "$S2" "$M" -o stack || t_not_ok "-o stack mounts"
-t_eq "-o stack: two mounts on the mountpoint" "$(mounts_at "$M")" 2
+t_eq "-o stack: two mounts on the mountpoint" "$(m_mounts_at "$M")" 2
 t_eq "-o stack: the new mount is the one seen" "$(cat "$M/k")" "second"
 m_umount "$M"; t_eq "-o stack: its daemon exits 0 on unmount" "$?" 0
 t_eq "the first mount shows again" "$(cat "$M/k")" "one"
-fusermount3 -u "$M"; t_eq "the first mount unmounts" "$(mounts_at "$M")" 0
+fusermount3 -u "$M"; t_eq "the first mount unmounts" "$(m_mounts_at "$M")" 0
 m_wait_gone "$pid1"; t_eq "the first daemon exits 0" "${M_STATUS:-}" 0
 
 # Not refused: a mountpoint that is another kind of mount.
