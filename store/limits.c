@@ -1,0 +1,98 @@
+/* limits.c -- the store's limits and store-wide figures. */
+#include "store/store_int.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+int store_limits_get(store *st, store_limits *out)
+{
+    rec_state s;
+    tx t;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = state_load(&t, &s);
+    tx_abort(&t);
+    if (!rc) {
+        out->max_total_bytes = s.max_total;
+        out->max_result_bytes = s.max_result;
+        out->max_tombstones = s.max_tombs;
+    }
+    return rc;
+}
+
+/* Grows the map so that a bound of MAX_TOTAL fits with room for churn.
+ * Only when no transaction of this process is open (we hold the lock). */
+static int map_fit(store *st, uint64_t max_total)
+{
+    MDB_envinfo info;
+    uint64_t want = 4 * max_total + MAP_SLACK;
+    int rc;
+    if (max_total > (UINT64_C(1) << 44))
+        return STORE_ELIMITS;
+    mdb_env_info(st->se->env, &info);
+    if (info.me_mapsize >= want)
+        return 0;
+    pthread_rwlock_wrlock(&st->se->resize);
+    rc = mdb_env_set_mapsize(st->se->env, (size_t)want);
+    map_base_find(st->se);
+    pthread_rwlock_unlock(&st->se->resize);
+    return map_err(rc);
+}
+
+int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
+{
+    rec_state s;
+    tx t;
+    int rc;
+    if (nevicted)
+        *nevicted = 0;
+    if (st->se->flags & STORE_RDONLY)
+        return STORE_ERDONLY;
+    if (lim->max_total_bytes && (rc = map_fit(st, lim->max_total_bytes)))
+        return rc;
+    if ((rc = tx_begin(st, 1, &t)))
+        return rc;
+    if ((rc = state_load(&t, &s)))
+        return tx_end(&t, rc);
+    if (lim->max_total_bytes)
+        s.max_total = lim->max_total_bytes;
+    if (lim->max_result_bytes)
+        s.max_result = lim->max_result_bytes;
+    else if (s.max_result > s.max_total)
+        s.max_result = s.max_total;
+    if (lim->max_tombstones)
+        s.max_tombs = lim->max_tombstones;
+    if (s.max_result > s.max_total)
+        return tx_end(&t, STORE_ELIMITS);
+    if ((rc = evict_until(&t, &s, 0, nevicted)) || (rc = tomb_trim(&t, &s)))
+        return tx_end(&t, rc);
+    return tx_end(&t, state_save(&t, &s));
+}
+
+int store_stats_get(store *st, store_stats *out)
+{
+    rec_state s;
+    mdb_filehandle_t fd;
+    struct stat sb;
+    tx t;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = state_load(&t, &s);
+    tx_abort(&t);
+    if (rc)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->entries = s.live_entries;
+    out->bytes = s.live_bytes;
+    out->max_total_bytes = s.max_total;
+    out->max_result_bytes = s.max_result;
+    out->evictions = s.evictions;
+    out->removals = s.removals;
+    out->tombstones = s.tombs;
+    out->generation = s.gen;
+    if (!mdb_env_get_fd(st->se->env, &fd) && !fstat(fd, &sb))
+        out->file_bytes = (uint64_t)sb.st_size;
+    return 0;
+}
