@@ -274,6 +274,45 @@ def _open(store, namespace, mount, policy):
     return h
 
 
+class _Guard:
+    """The C handle of one ToolResultStore and a count of the calls using it.
+
+    A call holds the handle shared (enter/leave, as a "with" block); close()
+    takes it exclusively: new calls raise the closed error at once, and
+    al_store_close() runs only after the calls already inside the library
+    have returned. Without this, a close racing a read freed the handle
+    under the reader (SIGSEGV)."""
+
+    __slots__ = ("_h", "_users", "_cond")
+
+    def __init__(self, h):
+        self._h = h
+        self._users = 0
+        self._cond = threading.Condition(threading.Lock())
+
+    def __enter__(self):
+        with self._cond:
+            if not self._h:
+                raise ValueError("ToolResultStore is closed")
+            self._users += 1
+            return self._h
+
+    def __exit__(self, *exc):
+        with self._cond:
+            self._users -= 1
+            if self._users == 0:
+                self._cond.notify_all()
+
+    def close(self):
+        """Marks the handle closed, waits for the calls using it, and
+        returns it (None when already closed) for the caller to free."""
+        with self._cond:
+            h, self._h = self._h, None
+            while self._users:
+                self._cond.wait()
+        return h
+
+
 class ToolResultStore:
     """Tool results in an offloadfs store, shaped like Haystack's
     ToolResultStore: write(key=, content=) -> path, read(reference) -> str.
@@ -281,11 +320,13 @@ class ToolResultStore:
     store, namespace, mount: None takes the environment, then the policy
     file named by $OFFLOADFS_CONFIG, then the defaults. The handle is safe
     to share between threads; close() it (or use "with") to release it
-    early, otherwise it is released when collected."""
+    early, otherwise it is released when collected. A call racing close()
+    either finishes (close() waits for it) or raises ValueError("ToolResultStore
+    is closed"); so does every call after close()."""
 
     def __init__(self, store=None, namespace=None, mount=None, *, _policy=None):
-        self._h = None
-        self._h = _open(store, namespace, mount, _policy or _Policy(None))
+        self._guard = None
+        self._guard = _Guard(_open(store, namespace, mount, _policy or _Policy(None)))
 
     # -- Haystack's shape
     def write(self, *, key, content):
@@ -294,8 +335,9 @@ class ToolResultStore:
         over the store's max_result_bytes keeps its head and tail."""
         data = _bytes(content, "content")
         path = ctypes.c_void_p()
-        rc = _load().al_store_put(self._handle(), _cstr(key, "key"), data, len(data), None,
-                                  None, ctypes.byref(path))
+        with self._guard as h:
+            rc = _load().al_store_put(h, _cstr(key, "key"), data, len(data), None,
+                                      None, ctypes.byref(path))
         if rc:
             _raise(rc, key)
         return os.fsdecode(_take_string(path))
@@ -312,8 +354,9 @@ class ToolResultStore:
         lib = _load()
         key = self.key_of(reference)
         buf, length, entry = ctypes.c_void_p(), ctypes.c_size_t(), _Entry()
-        rc = lib.al_store_get(self._handle(), key.encode("utf-8", "surrogateescape"),
-                              ctypes.byref(buf), ctypes.byref(length), ctypes.byref(entry))
+        with self._guard as h:
+            rc = lib.al_store_get(h, key.encode("utf-8", "surrogateescape"),
+                                  ctypes.byref(buf), ctypes.byref(length), ctypes.byref(entry))
         if rc:
             _raise(rc, reference, entry)
         return _take_string(buf, length.value)
@@ -322,16 +365,18 @@ class ToolResultStore:
         """Removes a result; reading it then raises EvictedError."""
         entry = _Entry()
         key = self.key_of(reference)
-        rc = _load().al_store_remove(self._handle(), key.encode("utf-8", "surrogateescape"),
-                                     ctypes.byref(entry))
+        with self._guard as h:
+            rc = _load().al_store_remove(h, key.encode("utf-8", "surrogateescape"),
+                                         ctypes.byref(entry))
         if rc:
             _raise(rc, reference, entry)
 
     def key_of(self, reference):
         """The key of REFERENCE: a path directly under the mount, or a key."""
         out = ctypes.c_void_p()
-        rc = _load().al_store_key_of(self._handle(), _cstr(os.fspath(reference), "reference"),
-                                     ctypes.byref(out))
+        with self._guard as h:
+            rc = _load().al_store_key_of(h, _cstr(os.fspath(reference), "reference"),
+                                         ctypes.byref(out))
         if rc:
             _raise(rc, reference)
         return _take_string(out).decode("utf-8", "surrogateescape")
@@ -339,32 +384,34 @@ class ToolResultStore:
     def path_of(self, key):
         """KEY's path under the mount."""
         out = ctypes.c_void_p()
-        rc = _load().al_store_path_of(self._handle(), _cstr(key, "key"), ctypes.byref(out))
+        with self._guard as h:
+            rc = _load().al_store_path_of(h, _cstr(key, "key"), ctypes.byref(out))
         if rc:
             _raise(rc, key)
         return os.fsdecode(_take_string(out))
 
     @property
     def store(self):
-        return os.fsdecode(_load().al_store_dir(self._handle()))
+        with self._guard as h:
+            return os.fsdecode(_load().al_store_dir(h))
 
     @property
     def namespace(self):
-        return _load().al_store_namespace(self._handle()).decode()
+        with self._guard as h:
+            return _load().al_store_namespace(h).decode()
 
     @property
     def mount(self):
-        return os.fsdecode(_load().al_store_mount(self._handle()))
+        with self._guard as h:
+            return os.fsdecode(_load().al_store_mount(h))
 
     def close(self):
-        h, self._h = getattr(self, "_h", None), None
+        """Releases the handle once the calls using it have returned.
+        Closing twice is fine."""
+        guard = getattr(self, "_guard", None)
+        h = guard.close() if guard is not None else None
         if h and _lib is not None:
             _lib.al_store_close(h)
-
-    def _handle(self):
-        if not self._h:
-            raise ValueError("ToolResultStore is closed")
-        return self._h
 
     def __enter__(self):
         return self
@@ -405,8 +452,9 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:
         raw = _bytes(call_id, "call_id")
         out, outlen, done = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
-        rc = lib.al_offload(st._handle(), policy.ptr, tool_b, raw, len(raw), data, len(data),
-                            ctypes.byref(out), ctypes.byref(outlen), ctypes.byref(done))
+        with st._guard as h:
+            rc = lib.al_offload(h, policy.ptr, tool_b, raw, len(raw), data, len(data),
+                                ctypes.byref(out), ctypes.byref(outlen), ctypes.byref(done))
         if rc:
             _raise(rc, tool if rc == AL_ETOOL else call_id)
         text = _take_string(out, outlen.value)

@@ -2,6 +2,7 @@
 
 Run by tests/run.sh as: python3 -m unittest -v tests/agentlink/test_binding.py
 """
+import json
 import os
 import resource
 import shutil
@@ -19,6 +20,56 @@ CLI = os.path.join(BUILD, "agentlink")
 import agentlink  # noqa: E402
 
 ENV_VARS = ("OFFLOADFS_STORE", "OFFLOADFS_NAMESPACE", "OFFLOADFS_MOUNT", "OFFLOADFS_CONFIG")
+
+
+CLOSE_RACE = r"""
+import json, random, sys, threading, time
+import agentlink
+store_dir, rounds = sys.argv[1], int(sys.argv[2])
+content = "".join("line %07d of the result\n" % i for i in range((1 << 20) // 25 + 1))[:1 << 20]
+agentlink.ToolResultStore(store=store_dir).write(key="k", content=content)
+stats = {"exact": 0, "closed": 0, "readers": 0, "bad": []}
+lock = threading.Lock()
+
+
+def reader(s, started):
+    started.wait()
+    while True:
+        try:
+            got = s.read("k")
+        except ValueError as e:
+            with lock:
+                if str(e) == "ToolResultStore is closed":
+                    stats["closed"] += 1
+                else:
+                    stats["bad"].append(repr(e))
+            return
+        except Exception as e:
+            with lock:
+                stats["bad"].append(repr(e))
+            return
+        with lock:
+            if got == content:
+                stats["exact"] += 1
+            else:
+                stats["bad"].append("wrong text, %d characters" % len(got))
+
+
+for r in range(rounds):
+    n = 2 + r % 7  # 2 to 8 readers
+    s = agentlink.ToolResultStore(store=store_dir)
+    started = threading.Barrier(n + 1)
+    threads = [threading.Thread(target=reader, args=(s, started)) for _ in range(n)]
+    for t in threads:
+        t.start()
+    stats["readers"] += n
+    started.wait()
+    time.sleep(random.uniform(0, 0.005))
+    s.close()
+    for t in threads:
+        t.join()
+print(json.dumps(stats))
+"""
 
 
 class Base(unittest.TestCase):
@@ -232,6 +283,23 @@ class Robustness(Base):
         store.close()  # twice is fine
         with self.assertRaises(ValueError):
             store.read("k")
+
+    def test_close_racing_reads_never_crashes(self):
+        # Threads loop read() on a 1 MB result while the main thread closes
+        # the handle. Each read returns the exact text or raises the closed
+        # error; before the use count, the handle was freed under a reader
+        # (SIGSEGV) or its mutex destroyed while held (hang). A child
+        # process, so that a crash fails this test rather than the suite.
+        rounds = 40
+        r = subprocess.run([sys.executable, "-c", CLOSE_RACE, self.dir, str(rounds)],
+                           env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "agentlink", "python")),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(r.returncode, 0, "child died: %r\n%s" % (r.returncode, r.stderr.decode()))
+        stats = json.loads(r.stdout)
+        self.assertEqual(stats["bad"], [])
+        # every reader ends on the closed error, and the reads did overlap the close
+        self.assertEqual(stats["closed"], stats["readers"])
+        self.assertGreater(stats["exact"], 0)
 
     def test_agentlink_lib_is_honoured(self):
         code = "import agentlink; agentlink.derive_key('x')"
