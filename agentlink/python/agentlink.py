@@ -183,6 +183,14 @@ def _bytes(value, what):
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
 
 
+def _text(content):
+    """CONTENT as str: bytes are decoded as UTF-8, each invalid sequence
+    shown as U+FFFD (the pointer text and read() show them so too)."""
+    if isinstance(content, str):
+        return content
+    return content.decode("utf-8", "replace")
+
+
 def _cstr(value, what):
     """VALUE as bytes for a NUL-terminated C argument. A NUL inside would
     silently cut it short in C (key "a\\0b" would write key "a"), so it is
@@ -332,7 +340,8 @@ class ToolResultStore:
     def write(self, *, key, content):
         """Stores CONTENT (str or bytes) under KEY, replacing any earlier
         result of that key, and returns its path under the mount. Content
-        over the store's max_result_bytes keeps its head and tail."""
+        over the store's max_result_bytes keeps its head and tail; empty
+        content is a 0-byte entry, as 'agentlink put' stores it."""
         data = _bytes(content, "content")
         path = ctypes.c_void_p()
         with self._guard as h:
@@ -436,9 +445,11 @@ def derive_key(call_id):
 
 def offload(tool, call_id, content, config=None, *, store=None, namespace=None, mount=None):
     """Returns what goes into the conversation for CONTENT, the result of
-    TOOL for the raw CALL_ID: CONTENT itself when the policy keeps it, else
-    the pointer text naming its path under the mount (the result is stored,
-    cut when over max_result_bytes).
+    TOOL for the raw CALL_ID, always as str: CONTENT itself when the policy
+    keeps it (bytes decoded as UTF-8, each invalid sequence shown as U+FFFD,
+    as read() does), else the pointer text naming its path under the mount
+    (the result is stored, cut when over max_result_bytes). An empty result
+    is never offloaded: "" comes back.
 
     config: a policy file path, a dict of the same JSON, or None for
     $OFFLOADFS_CONFIG (else the built-in default). Raises ConfigError for a
@@ -448,7 +459,7 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
     data = _bytes(content, "content")
     tool_b = _cstr(tool, "tool")
     if not lib.al_policy_decide(policy.ptr, tool_b, data, len(data), None, None):
-        return content
+        return _text(content)
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:
         raw = _bytes(call_id, "call_id")
         out, outlen, done = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
@@ -459,5 +470,5 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
             _raise(rc, tool if rc == AL_ETOOL else call_id)
         text = _take_string(out, outlen.value)
     if not done.value:
-        return content
+        return _text(content)
     return text.decode("utf-8", "replace")

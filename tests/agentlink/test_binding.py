@@ -222,6 +222,47 @@ class Offload(Base):
             self.assertEqual(agentlink.derive_key(raw), cli.stdout.decode().rstrip("\n"))
 
 
+class EmptyAndTypes(Base):
+    """One behaviour on every surface (issue 16, item 9)."""
+
+    def test_empty_content_is_a_zero_byte_entry_as_with_the_cli(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        self.assertEqual(store.write(key="e_py", content=""), "/large_tool_results/e_py")
+        self.assertEqual(store.write(key="e_pyb", content=b""), "/large_tool_results/e_pyb")
+        put = self.cli("put", "e_cli", stdin=b"")
+        self.assertEqual((put.returncode, put.stdout, put.stderr),
+                         (0, b"/large_tool_results/e_cli\n", b""))
+        for key in ("e_py", "e_pyb", "e_cli"):
+            self.assertEqual(store.read(key), "")
+            self.assertEqual(store.read_bytes(key), b"")
+            got = self.cli("get", key)
+            self.assertEqual((got.returncode, got.stdout), (0, b""))
+
+    def test_offload_always_returns_str(self):
+        always = {"rules": [{"tools": ["*"], "offload": "always"}]}
+        never = {"rules": [{"tools": ["*"], "offload": "never"}]}
+        cases = [("text ✓", "text ✓"), (b"kept bytes", "kept bytes"),
+                 ("caf\u00e9".encode(), "caf\u00e9"),
+                 (b"\xe9t\xe9\xff", "\ufffdt\ufffd\ufffd"), ("", ""), (b"", "")]
+        for content, want in cases:
+            got = agentlink.offload("t", "c", content, never, store=self.dir)
+            self.assertIs(type(got), str, content)
+            self.assertEqual(got, want)
+            # the CLI keeps the same bytes; the binding shows invalid ones as U+FFFD
+            cli = self.cli("offload", "--tool", "t", "--call-id", "c", stdin=_bytes(content))
+            self.assertEqual(cli.stdout.decode("utf-8", "replace"), want)
+        for content in (b"stored bytes \xe9", "stored text"):
+            got = agentlink.offload("t", "c2", content, always, store=self.dir)
+            self.assertIs(type(got), str)
+            self.assertIn("/large_tool_results/c2\n", got)
+        # an empty result is never offloaded, whatever the policy
+        self.assertEqual(agentlink.offload("t", "c3", b"", always, store=self.dir), "")
+
+
+def _bytes(content):
+    return content if isinstance(content, bytes) else content.encode()
+
+
 class Robustness(Base):
     def test_a_store_that_disappears_reads_as_empty_and_comes_back(self):
         store = agentlink.ToolResultStore(store=self.dir)
