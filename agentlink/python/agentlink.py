@@ -136,15 +136,15 @@ def _candidates():
 
 
 def _open_library():
-    """Loads libagentlink; returns (CDLL, what was loaded)."""
+    """Loads libagentlink from the first place that has it."""
     env = os.environ.get("AGENTLINK_LIB")
     if env:
-        return ctypes.CDLL(env), env
+        return ctypes.CDLL(env)
     tried = []
     for path, blind in _candidates():
         if blind or os.path.exists(path):
             try:
-                return ctypes.CDLL(path), path
+                return ctypes.CDLL(path)
             except OSError as e:
                 tried.append("%s (%s)" % (path, e))
                 continue
@@ -159,7 +159,7 @@ def _load():
     with _lib_lock:
         if _lib is not None:
             return _lib
-        lib, _ = _open_library()
+        lib = _open_library()
         vp, cp, sz, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
         pvp = ctypes.POINTER(ctypes.c_void_p)
         sigs = {
