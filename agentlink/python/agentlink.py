@@ -248,19 +248,20 @@ def _opt(value, what="path"):
     return _cstr(os.fspath(value), what)
 
 
-def _store_key(key):
+def _store_key(key, what="key"):
     """The store key that write(key=KEY) uses, as bytes: KEY itself when it
     is a valid key, else the key 'agentlink key KEY' prints (so a nested
     "run_1/search_1.txt" becomes "run_1_search_1.txt~" and 16 hex digits).
-    A KEY that would leave a directory (absolute, or with a ".." component)
-    raises ValueError, as Haystack's FileSystemToolResultStore does."""
-    raw = _bytes(os.fspath(key), "key")
+    ValueError for a KEY that would leave a directory (absolute, or with a
+    ".." component), as Haystack's FileSystemToolResultStore does, and for
+    an empty one or one holding a NUL, which no file name can be either."""
+    raw = _cstr(os.fspath(key), what)
     if not raw:
-        raise ValueError("key %r is empty" % (key,))
+        raise ValueError("%s %r %s" % (what, key, _strerror(AL_ENAME_EMPTY)))
     if raw.startswith(b"/") or b".." in raw.split(b"/"):
-        raise ValueError("key %r would escape the store: absolute keys and '..' "
-                         "components are refused" % (key,))
-    if b"\0" not in raw and _load().al_key_check(raw) == 0:
+        raise ValueError("%s %r would escape the store: absolute keys and '..' "
+                         "components are refused" % (what, key))
+    if _load().al_key_check(raw) == 0:
         return raw
     return derive_key(raw).encode()
 
@@ -501,7 +502,7 @@ class ToolResultStore:
         key as write() takes it (mapped the same way)."""
         ref = os.fspath(reference)
         if not _bytes(ref, "reference").startswith(b"/"):
-            return _store_key(ref).decode("utf-8", "surrogateescape")
+            return _store_key(ref, "reference").decode("utf-8", "surrogateescape")
         out = ctypes.c_void_p()
         with self._guard as h:
             rc = _load().al_store_key_of(h, _cstr(ref, "reference"), ctypes.byref(out))

@@ -168,8 +168,9 @@ class Keys(Base):
     def test_keys_that_escape_raise_value_error_and_write_nothing(self):
         store = agentlink.ToolResultStore(store=self.dir)
         for key in ("/etc/passwd", "/large_tool_results/k", "../x.txt", "a/../../x.txt",
-                    "a/../b.txt", "..", "run_1/..", b"../x", "", "//x"):
-            with self.assertRaisesRegex(ValueError, "escape the store|is empty", msg=key):
+                    "a/../b.txt", "..", "run_1/..", b"../x", "", "//x", "a\0b.txt", b"run\0/x"):
+            # no file store takes a NUL either (open() raises ValueError)
+            with self.assertRaisesRegex(ValueError, "escape the store|is empty|NUL", msg=key):
                 store.write(key=key, content="v")
             if key and key != "/large_tool_results/k":  # a reference write may return
                 with self.assertRaises(ValueError, msg=key):
