@@ -477,16 +477,10 @@ static int cmd_put(opts *o, int argc, char **argv)
         msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
         return EX_USAGE;
     }
+    /* Empty input is a 0-byte entry, as al_store_put() and the Python
+     * binding's write() store it: a plain file may be empty too. */
     if ((ex = read_input(o->file, &data, &len)))
         return ex;
-    if (len == 0) {
-        if (o->file)
-            msg("file '%s' is empty: nothing to store under '%s'", q(o->file), q(key));
-        else
-            msg("stdin is empty: nothing to store under '%s'", q(key));
-        free(data);
-        return EX_USAGE;
-    }
     if ((ex = setup(o, &pol, &h)))
         goto cleanup;
     rc = al_store_put(h, key, data, len, o->tool, &e, &path);

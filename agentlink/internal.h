@@ -33,9 +33,6 @@ void al_buf_release(al_buf *b);
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);
 
-/* Checks a tool name: 1..255 bytes, valid UTF-8, no control character. */
-int al_tool_check(const char *tool);
-
 /* Appends S to B quoted for a POSIX shell when it needs it ('...'). */
 void al_buf_add_shell(al_buf *b, const char *s);
 
