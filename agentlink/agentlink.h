@@ -99,6 +99,11 @@ void al_free(void *p);
  * for NULL. */
 int al_key_check(const char *key);
 
+/* Checks a tool name (NUL-terminated): 1 to 255 bytes of valid UTF-8, no
+ * control character. Returns 0 or AL_ETOOL (also for NULL). Every function
+ * taking a tool name applies it; the Python binding's PolicyFile does too. */
+int al_tool_check(const char *tool);
+
 /* Length of a derived hash suffix: '~' and 16 lowercase hex digits. */
 #define AL_KEY_HASH_LEN 17u
 /* Raw ids kept as they are are at most this long. */

@@ -7,6 +7,7 @@
 #include "agentlink/cli_input.h"
 #include "agentlink/cli_json.h"
 #include "agentlink/internal.h"
+#include "agentlink/cli_importdir.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -532,6 +533,8 @@ static int cmd_put(opts *o, int argc, char **argv)
         msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
         return EX_USAGE;
     }
+    /* Empty input is a 0-byte entry, as al_store_put() and the Python
+     * binding's write() store it: a plain file may be empty too. */
     if ((ex = input_open(o, o->file, &in)))
         return ex;
     if ((ex = setup(o, &pol, &h)))
@@ -543,14 +546,6 @@ static int cmd_put(opts *o, int argc, char **argv)
     }
     if ((rc = cli_input_to_cutter(&in, c))) {
         ex = input_error(&in, o->file, rc, "nothing was stored");
-        goto cleanup;
-    }
-    if (al_cutter_total(c) == 0) {
-        if (o->file)
-            msg("file '%s' is empty: nothing to store under '%s'", q(o->file), q(key));
-        else
-            msg("stdin is empty: nothing to store under '%s'", q(key));
-        ex = EX_USAGE;
         goto cleanup;
     }
     rc = al_store_put_cutter(h, key, c, o->tool, &e, &path);
@@ -1325,7 +1320,7 @@ static int cmd_import(opts *o, int argc, char **argv)
     imp_file *files = NULL;
     size_t nfiles = 0, i = 0;
     al_stats st;
-    char line[512];
+    char line[512], *why = NULL;
     int ex = EX_OK, rc;
     (void)argc;
 
@@ -1337,6 +1332,15 @@ static int cmd_import(opts *o, int argc, char **argv)
     if (im.dfd < 0) {
         msg("cannot import directory '%s': %s", q(dir), strerror(errno));
         return errno == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    /* Resolve the store first (nothing is created yet): DIR must not be it,
+     * nor hold or lie inside any LMDB environment (cli_importdir.c). */
+    if ((ex = setup(o, &pol, &im.h)))
+        goto cleanup;
+    if ((rc = cli_importdir_check(im.dfd, dir, al_store_dir(im.h), &why))) {
+        msg("%s", why ? why : "out of memory");
+        ex = rc == 1 ? EX_USAGE : EX_FAIL;
+        goto cleanup;
     }
     if (!o->keep && faccessat(im.dfd, ".", W_OK, AT_EACCESS) != 0) {
         msg("cannot remove files from directory '%s': %s; use --keep to import copies",
@@ -1356,8 +1360,6 @@ static int cmd_import(opts *o, int argc, char **argv)
     }
     if (nfiles > 0) {
         /* A write command: create the store when missing, then read its limits. */
-        if ((ex = setup(o, &pol, &im.h)))
-            goto cleanup;
         if ((rc = al_store_init(im.h, 0, 0, NULL)) || (rc = al_store_stats(im.h, &st))) {
             ex = report(rc, im.h, NULL);
             goto cleanup;
@@ -1426,6 +1428,7 @@ static int cmd_import(opts *o, int argc, char **argv)
             ex = jx;
     }
 cleanup:
+    free(why);
     cJSON_Delete(im.jentries);
     cJSON_Delete(im.jskips);
     while (nfiles > 0)

@@ -40,9 +40,6 @@ void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, i
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);
 
-/* Checks a tool name: 1..255 bytes, valid UTF-8, no control character. */
-int al_tool_check(const char *tool);
-
 /* Appends S to B quoted for a POSIX shell when it needs it ('...'). */
 void al_buf_add_shell(al_buf *b, const char *s);
 

@@ -6,7 +6,7 @@
  *                                      (LMDB's last transaction id moved)
  *                                      until STOPFILE exists, then once more
  *
- * It does not go through store.c: it opens the databases itself and walks
+ * It does not go through the store's own code: it opens the databases itself and walks
  * every row, using only the record decoders of store/record.h. In one
  * snapshot it verifies
  *   I2  the sum of live sizes equals the recorded total, which is at most
