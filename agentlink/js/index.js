@@ -162,7 +162,7 @@ function runCli(bin, args, input) {
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], timeout: CLI_TIMEOUT_MS });
+      child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
     } catch (spawnError) {
       resolve({ code: null, spawnError, stdout: Buffer.alloc(0), stderr: "" });
       return;
@@ -170,11 +170,15 @@ function runCli(bin, args, input) {
     const out = [];
     const err = [];
     let spawnError = null;
+    // Our own timer, not spawn's timeout option: that one is never cleared
+    // when the program cannot be started, and would hold the process 60 s.
+    const timer = setTimeout(() => child.kill("SIGKILL"), CLI_TIMEOUT_MS);
     child.stdout.on("data", (d) => out.push(d));
     child.stderr.on("data", (d) => err.push(d));
     child.stdin.on("error", () => {}); // EPIPE when the CLI exits early: its status says why
     child.on("error", (e) => { spawnError = e; });
     child.on("close", (code, signal) => {
+      clearTimeout(timer);
       resolve({
         code: spawnError ? null : code,
         signal,
