@@ -669,7 +669,7 @@ export class OffloadBackend {
       const s = await this.#stat(k.key);
       if (s.evicted) return this.#evicted(filePath, k.key, s.row);
       if (s.missing) return this.#missing(filePath, k.key);
-      if (s.error) return { error: `Error ${verb} file '${filePath}': ${s.error}` };
+      if (s.error) return this.#evicted(filePath, k.key, null, s.error);
       // Live again: rewritten between the two calls; read once more.
     }
     return { error: `Error ${verb} file '${filePath}': it was replaced while being read; read it again` };
@@ -700,14 +700,15 @@ export class OffloadBackend {
     };
   }
 
-  #evicted(filePath, key, row) {
-    const why = row.reason === "removed" ? "removed with agentlink rm or drop-referenced"
+  /** ROW: stat's JSON (when, why); null when stat failed, with DETAIL saying why. */
+  #evicted(filePath, key, row, detail) {
+    const why = row?.reason === "removed" ? "removed with agentlink rm or drop-referenced"
       : "to keep the store under its size bound, max_total_bytes";
+    const when = row ? ` at ${row.evicted_at} (${why})` : ` (when and why unknown: ${detail})`;
     return {
       evicted: true,
-      error: `File '${filePath}' (${this.#where(key)}) was evicted from the offloadfs store at ` +
-        `${row.evicted_at} (${why}): its content is gone. Run the tool that produced it again ` +
-        "to get the result.",
+      error: `File '${filePath}' (${this.#where(key)}) was evicted from the offloadfs store${when}: ` +
+        "its content is gone. Run the tool that produced it again to get the result.",
     };
   }
 }

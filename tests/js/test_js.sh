@@ -4,7 +4,7 @@
 # (scripts/npm-deps.sh, outside the tree; a failed install fails the suite),
 # makes and mounts the stores, then runs node's test runner on
 # tests/js/*.test.mjs (each node test prints one TAP "ok"/"not ok" line) and
-# checks the daemons exit cleanly.
+# checks the daemons exit cleanly. index.d.ts is type-checked with tsc.
 . "$(dirname "$0")/../lib.sh"
 . "$T_TOP/tests/fs/mountlib.sh"
 m_require_fuse
@@ -14,6 +14,11 @@ if "$T_TOP/scripts/npm-deps.sh" "$T_TOP/tests/js" >"$T_TMP/npm.log" 2>&1; then
 else
     t_not_ok "scripts/npm-deps.sh installs tests/js's pinned packages"; sed 's/^/  /' "$T_TMP/npm.log"; t_done
 fi
+
+# index.d.ts against deepagents' own declarations (tests/js/types/use.ts).
+t_rc "tsc: index.d.ts type-checks as deepagents' BackendProtocolV2" 0 \
+    bash -c "cd '$T_TOP/tests/js' && node_modules/.bin/tsc -p tsconfig.json"
+[ -s "$T_TMP/out" ] && sed 's/^/  /' "$T_TMP/out"
 
 # The CLI the backend runs; under make test-valgrind, through memcheck.
 AL_BIN=$T_BUILD/agentlink
