@@ -356,6 +356,7 @@ case_deepagents() {
         write) row "deepagents backend: one write() of 200 KB (OffloadBackend: agentlink put, fsync'd; FilesystemBackend: no fsync)" s "$o" "$t" "$d" - - ;;
         read) row "deepagents backend: one read() of 100 lines at offset 1000 of 200 KB (mounted)" s "$o" "$t" "$d" - - ;;
         readcli) row "deepagents backend: the same read() with no mount up (agentlink get)" s "$o" "$t" "$d" - - ;;
+        spawn) row "deepagents backend: of a write, starting a process (agentlink --version from node)" s "$o" "$t" "$d" - - ;;
         esac
     done <<<"$out"
     rm -rf "$S" "$TMPFS/da" "$DISK/da"

@@ -9,8 +9,10 @@
 // an offset and its default limit of 100 lines). The three backends run
 // interleaved, ITERATIONS times each, every write to a new name. Prints one
 // line per measure: NAME OFFLOADFS TMPFS DISK (medians, seconds; "-" when
-// not measured). deepagents comes from tests/js's pinned packages
+// not measured). "spawn" is starting `agentlink --version` from node, the
+// part of a write that is process start. deepagents comes from tests/js's pinned packages
 // (scripts/npm-deps.sh tests/js).
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -55,7 +57,7 @@ const backends = {
   // The same store read without its mount: OffloadBackend's CLI fallback.
   cli: new OffloadBackend({ store, mount: path.join(tmpfsDir, "no-mount-here"), agentlink }),
 };
-const times = { write: {}, read: {}, readcli: {} };
+const times = { write: {}, read: {}, readcli: {}, spawn: {} };
 for (const k of Object.keys(backends)) for (const m of Object.keys(times)) times[m][k] = [];
 
 // Warm-up: the store exists, the modules and caches are loaded.
@@ -67,8 +69,13 @@ for (let i = 0; i < N; i++) {
     times.read[k].push(await timed(() => backends[k].read(name, 1000, 100)));
   }
   times.readcli.offloadfs.push(await timed(() => backends.cli.read(`/call_bench_${i}.txt`, 1000, 100)));
+  // What a write pays before the store sees a byte: starting agentlink.
+  times.spawn.offloadfs.push(await timed(() => new Promise((resolve) => {
+    const c = spawn(agentlink, ["--version"], { stdio: "ignore" });
+    c.on("close", resolve);
+  })));
 }
 const fmt = (a) => (a.length ? median(a).toFixed(6) : "-");
-for (const m of ["write", "read", "readcli"]) {
+for (const m of ["write", "read", "readcli", "spawn"]) {
   console.log(`${m} ${fmt(times[m].offloadfs)} ${fmt(times[m].tmpfs)} ${fmt(times[m].disk)}`);
 }
