@@ -91,7 +91,6 @@ function keyRuleBroken(name) {
   if (!name.isWellFormed()) return "is not valid UTF-8";
   if (Buffer.byteLength(name) > 255) return "is longer than 255 bytes";
   if (name.includes("/")) return "contains '/'";
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(name)) return "contains a control character";
   if (name.startsWith(".")) return "starts with '.'";
   return null;
@@ -99,7 +98,6 @@ function keyRuleBroken(name) {
 
 /** A tool name the store accepts: 1-255 bytes of UTF-8, no control character. */
 function isToolName(s) {
-  // eslint-disable-next-line no-control-regex
   return s.isWellFormed() && Buffer.byteLength(s) <= 255 && !/[\x00-\x1f\x7f]/.test(s);
 }
 
