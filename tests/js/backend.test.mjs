@@ -120,7 +120,6 @@ test("names that are not keys get agentlink key's derived key and are found by t
 
 test("ls lists files with sizes and times, like FilesystemBackend", async () => {
   const st = scratch("ofl-ls-");
-  const mnt = MOUNT;
   const ns = new OffloadBackend({ store: STORE, namespace: "ns", mount: NS_MOUNT, agentlink: AGENTLINK });
   const files = { "call_a.txt": "aaa\n", "call_b.txt": "b\nbb\n", "d/x.txt": "x" };
   for (const [n, c] of Object.entries(files)) await ns.write(`/${n}`, c);
@@ -132,9 +131,8 @@ test("ls lists files with sizes and times, like FilesystemBackend", async () => 
     assert.ok(Math.abs(Date.parse(f.modified_at) - Date.now()) < 120_000, f.modified_at);
   }
   // The "default" namespace's mount does not show them.
-  assert.equal((await mounted().read("/call_b.txt")).error.includes("not found"), true);
+  assert.match((await mounted().read("/call_b.txt")).error, /not found/);
   assert.equal(readFileSync(path.join(NS_MOUNT, "call_b.txt"), "utf8"), "b\nbb\n");
-  assert.ok(mnt);
 });
 
 test("grep finds literal text with 1-based lines, honours glob and maxCount", async () => {
@@ -165,7 +163,7 @@ test("glob matches *, **, ?, {a,b} and [..] like micromatch (dot files included)
   const names = ["g_1.txt", "g_2.txt", "g_10.md", ".g_dot.txt", "gdir/g_3.txt"];
   for (const n of names) await b.write(`/${n}`, "g\n");
   const globs = {
-    "g_*.txt": ["/g_1.txt", "g_2.txt"],
+    "g_*.txt": ["/g_1.txt", "/g_2.txt"],
     "g_?.txt": ["/g_1.txt", "/g_2.txt"],
     "g_{1,10}.*": ["/g_1.txt", "/g_10.md"],
     "g_[12].txt": ["/g_1.txt", "/g_2.txt"],
@@ -173,7 +171,6 @@ test("glob matches *, **, ?, {a,b} and [..] like micromatch (dot files included)
     "*g_dot*": ["/.g_dot.txt"],
     "/g_10.md": ["/g_10.md"],
   };
-  globs["g_*.txt"][1] = "/g_2.txt";
   for (const x of [b, unmounted()]) {
     for (const [g, want] of Object.entries(globs)) {
       assert.deepEqual((await x.glob(g)).files.map((f) => f.path), want, g);
