@@ -120,3 +120,19 @@ test("many runs over a small bound: the bound holds, and an evicted path reads b
     "max_total_bytes\\): its content is gone\\. Run the tool that produced it again to get the result\\.$"));
   assert.match(model.toolResult("oldgrep").content, /^File '\/call_run_0\.txt' .* was evicted from the offloadfs store/);
 });
+
+test("parallel tool calls: both large results are evicted at once, each exact under its own name", async () => {
+  const a = bigText(250_000, "alpha ");
+  const b = bigText(300_000, "beta ");
+  const { model } = await runAgent(offload(STORE, MOUNT), [textTool("tool_a", a), textTool("tool_b", b)], [
+    { toolCalls: [{ name: "tool_a", args: {}, id: "call_par_a" }, { name: "tool_b", args: {}, id: "call_par_b" }] },
+    { toolCalls: [{ name: "read_file", args: { file_path: "/large_tool_results/call_par_b.txt", offset: 3, limit: 1 }, id: "rb" }] },
+    { text: "done" },
+  ]);
+  for (const [id, text] of [["call_par_a", a], ["call_par_b", b]]) {
+    assert.match(model.toolResult(id).content, new RegExp(`saved in the filesystem at this path: /large_tool_results/${id}\\.txt\n`));
+    assert.ok(storedBytes(STORE, `${id}.txt`).equals(Buffer.from(text)), id);
+    assert.ok(readFileSync(path.join(MOUNT, `${id}.txt`)).equals(Buffer.from(text)), id);
+  }
+  assert.ok(model.toolResult("rb").content.endsWith(`\n${b.split("\n")[3]}`));
+});
