@@ -349,7 +349,8 @@ case_deepagents() {
     S=$(new_store deepagents)
     mkdir -p "$TMPFS/da" "$DISK/da"
     mount_store "$S"
-    out=$(node scripts/bench/deepagents.mjs "$S" "$MNT" "$TMPFS/da" "$DISK/da" "$AL" $((RUNS * 10)))
+    out=$(node scripts/bench/deepagents.mjs "$S" "$MNT" "$TMPFS/da" "$DISK/da" "$AL" $((RUNS * 10))) ||
+        { log "deepagents: scripts/bench/deepagents.mjs failed"; out=; }
     umount_store
     while read -r name o t d; do
         case $name in
