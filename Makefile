@@ -173,6 +173,9 @@ fuzz: $(FUZZ_BIN)
 INCLUDEDIR ?= $(PREFIX)/include
 MANPREFIX  ?= $(PREFIX)/share/man
 PYTHONDIR  ?= $(PREFIX)/share/offloadfs/python
+# The deepagents backend (npm package "agentlink"): npm install JSDIR.
+JSDIR      ?= $(PREFIX)/share/offloadfs/js
+JS_FILES   := agentlink/js/package.json agentlink/js/index.js agentlink/js/index.d.ts agentlink/js/README.md
 LDCONFIG   ?= ldconfig
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 INCDIR := $(DESTDIR)$(INCLUDEDIR)/agentlink
@@ -180,6 +183,7 @@ LIBD   := $(DESTDIR)$(LIBDIR)
 PCDIR  := $(LIBD)/pkgconfig
 MANDIR := $(DESTDIR)$(MANPREFIX)
 PYDIR  := $(DESTDIR)$(PYTHONDIR)
+JSD    := $(DESTDIR)$(JSDIR)
 # mount(8) runs mount.fuse3 without PATH, and mount.fuse3 starts the daemon
 # through /bin/sh, whose built-in PATH is HELPER_PATH (dash, fuse3 3.14). A
 # PREFIX whose bin/ is not in it gets a symlink in MOUNT_LINK_DIR so that
@@ -208,6 +212,8 @@ install: $(PROGS)
 	    -e 's|^_LIBDIR = None$$|_LIBDIR = "$(LIBDIR)"|' \
 	    agentlink/python/agentlink.py > $(PYDIR)/agentlink.py
 	chmod 644 $(PYDIR)/agentlink.py
+	install -d $(JSD)
+	install -m 644 $(JS_FILES) $(JSD)/
 ifneq ($(MOUNT_LINK_DIR),)
 	@{ install -d $(DESTDIR)$(MOUNT_LINK_DIR) && \
 	   ln -sfn $(PREFIX)/bin/offloadfs $(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs && \
@@ -222,11 +228,12 @@ uninstall:
 	  $(LIBD)/libagentlink.so.$(VERSION) $(PCDIR)/agentlink.pc \
 	  $(MANDIR)/man1/offloadfs.1 $(MANDIR)/man1/agentlink.1 $(MANDIR)/man3/agentlink.3 \
 	  $(PYDIR)/agentlink.py
+	rm -f $(addprefix $(JSD)/,$(notdir $(JS_FILES)))
 ifneq ($(MOUNT_LINK_DIR),)
 	@l=$(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs; \
 	 if [ "$$(readlink "$$l")" = "$(PREFIX)/bin/offloadfs" ]; then rm -f "$$l"; fi
 endif
-	-@rmdir $(INCDIR) $(PYDIR) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null || true
+	-@rmdir $(INCDIR) $(PYDIR) $(JSD) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null || true
 	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) 2>/dev/null || true
 
 clean:

@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale callgrind"
+#   BENCH_CASES="cat small ls grep writes churn scale callgrind deepagents"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 set -euo pipefail
@@ -19,7 +19,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale callgrind}
+CASES=${BENCH_CASES:-cat small ls grep writes churn scale callgrind deepagents}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 for p in "$AL" "$OFS" "$BT"; do
@@ -334,6 +334,33 @@ case_callgrind() {
     metric "instructions (callgrind): one durable library put of 4 KiB (store_put)" "$put" - -
     metric "instructions (callgrind): one 1 MiB read of the store (store_read)" "$rd" - -
     rm -rf "$S"
+}
+
+# ---- deepagents backend -----------------------------------------------------
+# One write (deepagents' eviction of a 200 KB tool result) and one read
+# (read_file, offset 1000, 100 lines) through OffloadBackend (agentlink/js:
+# a write is one `agentlink put` process, a read the mounted file) against
+# deepagents' own FilesystemBackend on a tmpfs and a disk directory, and the
+# read through the CLI when no mount is up (scripts/bench/deepagents.mjs).
+case_deepagents() {
+    local S out name o t d
+    command -v node >/dev/null || { log "no node: deepagents case skipped"; return 0; }
+    scripts/npm-deps.sh tests/js >/dev/null || { log "npm-deps failed: deepagents case skipped"; return 0; }
+    S=$(new_store deepagents)
+    mkdir -p "$TMPFS/da" "$DISK/da"
+    mount_store "$S"
+    out=$(node scripts/bench/deepagents.mjs "$S" "$MNT" "$TMPFS/da" "$DISK/da" "$AL" $((RUNS * 10))) ||
+        { log "deepagents: scripts/bench/deepagents.mjs failed"; out=; }
+    umount_store
+    while read -r name o t d; do
+        case $name in
+        write) row "deepagents backend: one write() of 200 KB (OffloadBackend: agentlink put, fsync'd; FilesystemBackend: no fsync)" s "$o" "$t" "$d" - - ;;
+        read) row "deepagents backend: one read() of 100 lines at offset 1000 of 200 KB (mounted)" s "$o" "$t" "$d" - - ;;
+        readcli) row "deepagents backend: the same read() with no mount up (agentlink get)" s "$o" "$t" "$d" - - ;;
+        spawn) row "deepagents backend: of a write, starting a process (agentlink --version from node)" s "$o" "$t" "$d" - - ;;
+        esac
+    done <<<"$out"
+    rm -rf "$S" "$TMPFS/da" "$DISK/da"
 }
 
 START=$EPOCHSECONDS

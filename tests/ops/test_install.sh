@@ -31,6 +31,10 @@ usr/local/lib/pkgconfig/agentlink.pc
 usr/local/share/man/man1/agentlink.1
 usr/local/share/man/man1/offloadfs.1
 usr/local/share/man/man3/agentlink.3
+usr/local/share/offloadfs/js/README.md
+usr/local/share/offloadfs/js/index.d.ts
+usr/local/share/offloadfs/js/index.js
+usr/local/share/offloadfs/js/package.json
 usr/local/share/offloadfs/python/agentlink.py"
 t_eq "the installed tree is exactly the expected one" "$(tree_links "$D")" "$want"
 L=$D/usr/local/lib
@@ -61,6 +65,10 @@ t_rc "the staged binding imports with only the staged files" 0 pyimport "$D/usr/
 t_eq "it loads the staged library, found from its own directory" "$(cat "$T_TMP/out")" \
     "$PYI
 $L/libagentlink.so.$VERSION"
+for f in package.json index.js index.d.ts README.md; do
+    t_check "the deepagents backend's $f is the tree's, mode 644" \
+        bash -c "cmp -s '$D/usr/local/share/offloadfs/js/$f' '$T_TOP/agentlink/js/$f' && [ \$(stat -c %a '$D/usr/local/share/offloadfs/js/$f') = 644 ]"
+done
 t_eq "installed programs run" "$("$D/usr/local/bin/agentlink" --version) $("$D/usr/local/bin/offloadfs" --version 2>&1 | head -1 | grep -o "$VERSION")" \
     "agentlink $VERSION $VERSION"
 t_eq "modes: programs 755, library 755, the rest 644" \
@@ -182,6 +190,27 @@ mv "$P" "$M"
 t_rc "the moved binding imports" 0 pyimport "$M/share/offloadfs/python"
 t_eq "it loads the moved library" "$(sed -n 2p "$T_TMP/out")" "$M/lib/libagentlink.so.$VERSION"
 mv "$M" "$P"
+# The deepagents backend: npm installs it from the installed folder (no
+# registry: --offline, the deepagents peer left out), and it stores and
+# reads through the installed CLI (no mount: the CLI fallback).
+mkdir -p "$T_TMP/jsproj"
+echo '{"name": "jsproj", "private": true, "type": "module"}' >"$T_TMP/jsproj/package.json"
+t_rc "npm install $P/share/offloadfs/js" 0 \
+    bash -c "cd '$T_TMP/jsproj' && npm install --offline --omit=peer --no-audit --no-fund '$P/share/offloadfs/js'"
+cat >"$T_TMP/jsproj/run.mjs" <<'EOF'
+import { OffloadBackend } from "agentlink";
+const b = new OffloadBackend({ mount: process.argv[2], agentlink: process.argv[3] });
+console.log(JSON.stringify(await b.write("/call_js.txt", "from node\n")));
+console.log(JSON.stringify(await b.read("/call_js.txt")));
+EOF
+( export OFFLOADFS_STORE=$T_TMP/jsstore; unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT
+  t_rc "the installed package imports as \"agentlink\" and runs the installed CLI" 0 \
+      bash -c "cd '$T_TMP/jsproj' && node run.mjs '$T_TMP/nomount' '$P/bin/agentlink'"
+  t_eq "it wrote and read back through the store" "$(cat "$T_TMP/out")" \
+      '{"path":"/call_js.txt","filesUpdate":null,"metadata":{"offloadfs":"'"$T_TMP"'/nomount/call_js.txt"}}
+{"content":"from node\n","mimeType":"text/plain","totalLines":1,"startLine":1,"endLine":1}'
+  t_eq "agentlink get has the bytes" "$("$P/bin/agentlink" get call_js.txt)" "from node"
+  exit "$T_FAILS" ) || T_FAILS=$((T_FAILS + $?))
 t_rc "make uninstall PREFIX=$P exits 0" 0 mk uninstall PREFIX="$P" MOUNT_LINK_DIR= LDCONFIG=true
 t_eq "nothing is left under PREFIX" "$(tree_links "$P")" ""
 
