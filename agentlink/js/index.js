@@ -156,6 +156,14 @@ function globToRegExp(pattern) {
  * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string) }, or
  * { code: null, spawnError } when it could not be started; never rejects.
  */
+/**
+ * Whether the CLI failed only because the store does not exist yet (exit 1,
+ * "no store at 'DIR' yet"): a store no one has written to is an empty one.
+ */
+function noStore(r) {
+  return r.code === 1 && r.stderr.includes(": no store at '");
+}
+
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
     let child;
@@ -606,6 +614,7 @@ export class OffloadBackend {
 
   async #cliList() {
     const r = await runCli(this.#cli, this.#cliArgs("--json", "ls"));
+    if (noStore(r)) return { entries: [] };
     if (r.code !== 0) return { error: this.#cliFailure(r) };
     let rows;
     try {
@@ -652,7 +661,7 @@ export class OffloadBackend {
         }
       } else {
         const r = await runCli(this.#cli, this.#cliArgs("get", "--", k.key));
-        if (r.code === 3) return this.#missing(filePath, k.key);
+        if (r.code === 3 || noStore(r)) return this.#missing(filePath, k.key);
         if (r.code !== 0 && r.code !== 4) return { error: `Error ${verb} file '${filePath}': ${this.#cliFailure(r)}` };
         if (r.code === 0) {
           let mtime = new Date();
@@ -676,7 +685,7 @@ export class OffloadBackend {
   /** `agentlink stat --json KEY`: { row, evicted?, missing? } or { error }. */
   async #stat(key) {
     const r = await runCli(this.#cli, this.#cliArgs("--json", "stat", "--", key));
-    if (r.code === 3) return { missing: true };
+    if (r.code === 3 || noStore(r)) return { missing: true };
     if (r.code !== 0 && r.code !== 4) return { error: this.#cliFailure(r) };
     try {
       const row = JSON.parse(r.stdout.toString("utf8"));
