@@ -5,6 +5,7 @@
 # makes and mounts the stores, then runs node's test runner on
 # tests/js/*.test.mjs (each node test prints one TAP "ok"/"not ok" line) and
 # checks the daemons exit cleanly. index.d.ts is type-checked with tsc.
+# run.sh: npm clients
 . "$(dirname "$0")/../lib.sh"
 . "$T_TOP/tests/fs/mountlib.sh"
 m_require_fuse
@@ -20,13 +21,8 @@ t_rc "tsc: index.d.ts type-checks as deepagents' BackendProtocolV2" 0 \
     bash -c "cd '$T_TOP/tests/js' && node_modules/.bin/tsc -p tsconfig.json"
 [ -s "$T_TMP/out" ] && sed 's/^/  /' "$T_TMP/out"
 
-# The CLI the backend runs; under make test-valgrind, through memcheck.
+# The CLI the backend runs (tests/run.sh runs this suite in make test only).
 AL_BIN=$T_BUILD/agentlink
-if [ -n "${OFFLOADFS_WRAP:-}" ]; then
-    AL_BIN=$T_TMP/agentlink-wrapped
-    printf '#!/bin/sh\nexec %s %q "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/agentlink" >"$AL_BIN"
-    chmod +x "$AL_BIN"
-fi
 
 BOUND=$((1536 * 1024))
 S=$(m_store main 64M) && O=$(m_store other) && SB=$T_TMP/bound &&
