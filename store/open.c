@@ -87,6 +87,7 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
         s.max_result = STORE_DEFAULT_MAX_RESULT;
         s.max_tombs = STORE_DEFAULT_MAX_TOMBS;
         s.next_version = 2;
+        s.compression = STORE_COMPRESS_ZSTD;
         rc = state_save(&t, &s);
     }
     if (!rc)

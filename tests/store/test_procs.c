@@ -87,7 +87,7 @@ static uint64_t verify_all(store *st, int nwriters)
     assert_int_equal(store_stats_get(st, &s), 0);
     assert_int_equal(s.bytes, v.bytes);
     assert_int_equal(s.entries, v.entries);
-    assert_true(s.bytes <= s.max_total_bytes);
+    assert_true(s.stored_bytes <= s.max_total_bytes);
     return v.bytes;
 }
 
@@ -160,7 +160,7 @@ static void concurrent_writers_should_keep_bound_after_every_commit(void **state
         if (tok != last) {
             store_stats s;
             assert_int_equal(store_stats_get(f->st, &s), 0);
-            assert_true(s.bytes <= BOUND);
+            assert_true(s.stored_bytes <= BOUND);
             last = tok;
             checks++;
         }
@@ -250,7 +250,7 @@ static void churn_of_ten_bounds_should_keep_file_under_1_5x(void **state)
                   (double)written / 1048576, (double)bound / 1048576,
                   (double)s.file_bytes / 1048576, (double)s.file_bytes / (double)bound,
                   (double)s.bytes / 1048576);
-    assert_true(s.bytes <= bound);
+    assert_true(s.stored_bytes <= bound);
     assert_true((double)s.file_bytes <= 1.5 * (double)bound);
 }
 
@@ -297,7 +297,9 @@ static void opens_during_growth_should_never_see_damage(void **state)
     assert_int_equal(store_open(&f->st, f->dir, 0), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+/* Raw values: the checks count chunks, and the churn needs bytes that
+ * do not shrink to reach ten bounds (compressed values: test_compress.c). */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_raw, fx_teardown)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
