@@ -209,7 +209,9 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     se->flags = flags;
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
+    pthread_mutex_init(&se->zlock, NULL);
     if ((rc = env_open(se, dir, creating))) {
+        pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
         return rc;
@@ -261,6 +263,8 @@ void store_close(store *st)
                 break;
             }
         mdb_env_close(se->env);
+        zpool_free(se);
+        pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
     }

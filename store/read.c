@@ -163,8 +163,7 @@ struct zread {
     uint64_t version, chunk;
     frame_row row;   /* the table row loaded last: row ROWJ */
     uint32_t rowj;
-    unsigned char *scratch; /* frame_size stored bytes, then frame_size decoded */
-    void *dctx;
+    struct zscratch *zs; /* decoder and buffers (zpool.c) */
 };
 
 /* Hands FN the N bytes at A of frame I (stream bytes at SOFF, SLEN of
@@ -181,19 +180,18 @@ static int frame_walk(struct zread *z, uint64_t soff, uint32_t slen, int raw,
         rc = chunks_walk(z->t, z->version, z->chunk, soff + a, n, fn, ctx, &got);
         return rc ? rc : got == n ? 0 : STORE_ECORRUPT;
     }
-    if (!z->scratch && !(z->scratch = malloc(2 * (size_t)fsize)))
-        return ENOMEM;
-    if (!z->dctx && !(z->dctx = frame_dctx_new()))
-        return ENOMEM;
-    zp = z->scratch;
+    unsigned char *buf;
+    if ((rc = zscratch_frame(z->zs, 2 * (size_t)fsize)))
+        return rc;
+    zp = buf = z->zs->frame;
     if ((rc = chunks_walk(z->t, z->version, z->chunk, soff, slen, piece_copy, &zp, &got)))
         return rc;
     if (got != slen)
         return STORE_ECORRUPT;
     if (a == 0 && n == olen) { /* the whole frame: decode in place */
-        rc = frame_decode(z->dctx, z->scratch, slen, dst, olen);
-    } else if (!(rc = frame_decode(z->dctx, z->scratch, slen, z->scratch + fsize, olen))) {
-        memcpy(dst, z->scratch + fsize + a, n);
+        rc = frame_decode(z->zs->dctx, buf, slen, dst, olen);
+    } else if (!(rc = frame_decode(z->zs->dctx, buf, slen, buf + fsize, olen))) {
+        memcpy(dst, buf + fsize + a, n);
     }
     if (!rc)
         fn(dst, n, ctx);
@@ -202,20 +200,21 @@ static int frame_walk(struct zread *z, uint64_t soff, uint32_t slen, int raw,
 
 /* chunks_walk() for a compressed value whose row 0 is R0: hands FN the
  * bytes from OFF, up to LEN of them, decoding each frame they touch once
- * into DST (LEN bytes: byte OFF + x lands at DST + x); raw frames come
- * straight from their chunks. *NREAD gets the count. */
+ * into DST (LEN bytes: byte OFF + x lands at DST + x) with the decoder and
+ * buffer of ZS; raw frames come straight from their chunks. *NREAD gets
+ * the count. */
 static int frames_walk(const tx *t, uint64_t version, uint64_t chunk, const frame_row *r0,
-                       uint64_t off, size_t len, unsigned char *dst, piece_fn fn,
-                       void *ctx, size_t *nread)
+                       struct zscratch *zs, uint64_t off, size_t len, unsigned char *dst,
+                       piece_fn fn, void *ctx, size_t *nread)
 {
-    struct zread z = {t, version, chunk, *r0, 0, NULL, NULL};
+    struct zread z = {t, version, chunk, *r0, 0, zs};
     uint64_t fsize = r0->frame_size;
     size_t pos = 0;
     int rc = 0;
     *nread = 0;
     if (off >= r0->original_size)
-        return 0;
-    if (len > r0->original_size - off)
+        len = 0;
+    else if (len > r0->original_size - off)
         len = (size_t)(r0->original_size - off);
     while (pos < len && !rc) {
         uint64_t o = off + pos, i = o / fsize, soff;
@@ -236,8 +235,6 @@ static int frames_walk(const tx *t, uint64_t version, uint64_t chunk, const fram
         if (!(rc = frame_walk(&z, soff, slen, raw, olen, a, n, dst + pos, fn, ctx)))
             pos += n;
     }
-    free(z.scratch);
-    frame_dctx_free(z.dctx);
     *nread = pos;
     return rc;
 }
@@ -275,8 +272,13 @@ int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
     rc = row_load(&t, version, 0, &r0);
     if (rc == STORE_ENOTFOUND)
         rc = chunks_read(&t, version, st->se->chunk, off, buf, len, nread);
-    else if (!rc)
-        rc = frames_walk(&t, version, st->se->chunk, &r0, off, len, buf, piece_copy, &to, nread);
+    else if (!rc) {
+        struct zscratch *zs = zpool_get(st->se);
+        rc = zs ? frames_walk(&t, version, st->se->chunk, &r0, zs, off, len, buf, piece_copy,
+                              &to, nread)
+                : ENOMEM;
+        zpool_put(st->se, zs);
+    }
     tx_abort(&t);
     return rc;
 }
@@ -302,32 +304,36 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
 {
     struct iovec local[64]; /* a 128 KiB FUSE read needs 34 raw, 42 compressed */
     struct iov_list l = {local, 0, len / chunk + 2, 0}; /* may start mid-chunk */
-    unsigned char *dst = NULL;
+    struct zscratch *zs = NULL;
     frame_row r0;
     size_t got;
     int rc = row_load(t, version, 0, &r0), raw = rc == STORE_ENOTFOUND;
     if (rc && !raw)
         return rc;
     if (!raw) {
-        /* Decoded bytes need a home until FN has sent them; a raw frame
-         * of a compressed value may add a piece per chunk and two more. */
+        /* Decoded bytes need a home until FN has sent them (the set's
+         * buffer); a raw frame of a compressed value may add a piece per
+         * chunk and two more. */
         len = off >= r0.original_size ? 0
               : (size_t)(len < r0.original_size - off ? len : r0.original_size - off);
         l.cap += 2 * (len / r0.frame_size + 2);
-        if (len && !(dst = malloc(len)))
+        if (!(zs = zpool_get(t->se)))
             return ENOMEM;
+        if ((rc = zscratch_out(zs, len ? len : 1)))
+            goto out;
     }
     if (l.cap > sizeof local / sizeof *local && !(l.iov = malloc(l.cap * sizeof *l.iov))) {
-        free(dst);
-        return ENOMEM;
+        rc = ENOMEM;
+        goto out;
     }
     rc = raw ? chunks_walk(t, version, chunk, off, len, piece_add, &l, &got)
-             : frames_walk(t, version, chunk, &r0, off, len, dst, piece_add, &l, &got);
+             : frames_walk(t, version, chunk, &r0, zs, off, len, zs->out, piece_add, &l, &got);
     if (!rc)
         rc = l.overflow ? EFAULT : fn(l.iov, l.n, got, ctx);
+out:
     if (l.iov != local)
         free(l.iov);
-    free(dst);
+    zpool_put(t->se, zs);
     return rc;
 }
 
@@ -395,9 +401,15 @@ int store_get(store *st, const char *ns, const char *key, void **buf,
         goto out;
     }
     to = p;
-    rc = compressed ? frames_walk(&t, e->version, st->se->chunk, &r0, 0, (size_t)e->size, p,
-                                  piece_copy, &to, &got)
-                    : chunks_read(&t, e->version, st->se->chunk, 0, p, (size_t)e->size, &got);
+    if (compressed) {
+        struct zscratch *zs = zpool_get(st->se);
+        rc = zs ? frames_walk(&t, e->version, st->se->chunk, &r0, zs, 0, (size_t)e->size, p,
+                              piece_copy, &to, &got)
+                : ENOMEM;
+        zpool_put(st->se, zs);
+    } else {
+        rc = chunks_read(&t, e->version, st->se->chunk, 0, p, (size_t)e->size, &got);
+    }
     if (!rc && got != e->size)
         rc = STORE_ECORRUPT;
 out:

@@ -19,7 +19,7 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    static const int levels[] = {1, 3, 6};
+    static const int levels[] = {-3, -1, 1, 3, 6};
     FILE *f = argc == 2 ? fopen(argv[1], "rb") : NULL;
     unsigned char *in, *z, *back;
     size_t n;
