@@ -90,6 +90,21 @@ static void old_store_should_read_every_entry_exactly(void **state)
     store_close(st);
 }
 
+/* As the daemon opens it: read-only, every page checked. */
+static void old_store_should_read_through_a_readonly_handle(void **state)
+{
+    struct cfx *c = *state;
+    store *st;
+    store_stats s;
+    assert_int_equal(store_open(&st, c->dir, STORE_RDONLY | STORE_VERIFY), 0);
+    for (size_t i = 0; i < V1_LIVE; i++)
+        expect_item(st, &v1_live[i]);
+    assert_int_equal(store_stats_get(st, &s), 0);
+    assert_int_equal(s.stored_bytes, s.bytes);
+    assert_int_equal(store_put(st, NULL, "x", "y", 1, NULL, NULL), STORE_ERDONLY);
+    store_close(st);
+}
+
 static void old_store_should_take_new_writes_and_keep_old_ones(void **state)
 {
     struct cfx *c = *state;
@@ -142,6 +157,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(old_store_should_read_every_entry_exactly,
+                                        cfx_setup, cfx_teardown),
+        cmocka_unit_test_setup_teardown(old_store_should_read_through_a_readonly_handle,
                                         cfx_setup, cfx_teardown),
         cmocka_unit_test_setup_teardown(old_store_should_take_new_writes_and_keep_old_ones,
                                         cfx_setup, cfx_teardown),
