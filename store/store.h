@@ -243,7 +243,9 @@ typedef int (*store_iov_fn)(const struct iovec *iov, size_t iovcnt, size_t total
  * OFF where they lie in the map, inside one read transaction (so all of
  * one version), after checking the CRC-32C of every chunk they come from.
  * For a server that sends them on at once (the daemon's FUSE replies).
- * Errors: as store_read(), ENOMEM, or what FN returns. */
+ * A compressed value's frames are decoded, each frame touched once, into
+ * a buffer the store keeps for the next call; its raw frames still come
+ * from the map. Errors: as store_read(), ENOMEM, or what FN returns. */
 int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
                    store_iov_fn fn, void *ctx);
 
