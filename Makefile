@@ -13,7 +13,7 @@ SOVER    := 0
 WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wconversion
 REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I. \
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
-REQ_LIBS_STORE := -llmdb -lpthread
+REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
 REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
 
@@ -152,7 +152,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
 	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) \
-	  -lcjson -llmdb -lpthread
+	  -lcjson -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \

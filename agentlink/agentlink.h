@@ -393,13 +393,16 @@ int al_store_list(al_store *h, al_list_fn fn, void *ctx);
 /* Store-wide figures. */
 typedef struct al_stats {
     uint64_t entries;          /* live entries, all namespaces */
-    uint64_t bytes;            /* sum of their sizes */
+    uint64_t bytes;            /* sum of their sizes (before compression) */
     uint64_t max_total_bytes;
     uint64_t max_result_bytes;
     uint64_t evictions;        /* evicted to keep the bound, ever */
     uint64_t removals;         /* removed by callers, ever */
     uint64_t tombstones;       /* evicted/removed names remembered */
     uint64_t file_bytes;       /* size of data.mdb */
+    uint64_t stored_bytes;     /* bytes the results occupy (compressed):
+                                  what max_total_bytes bounds */
+    unsigned compression;      /* AL_COMPRESS_* of later writes */
 } al_stats;
 
 /* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
@@ -430,6 +433,16 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
  * *IN_FORCE while a lower max_total_bytes holds it down.
  * Errors: AL_ENOSTORE, LMDB failures. */
 int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured);
+
+/* How a store keeps results: compressed with zstd (the default for new
+ * stores; a result that does not shrink is kept raw) or always raw. */
+#define AL_COMPRESS_NONE 0u
+#define AL_COMPRESS_ZSTD 1u
+
+/* Creates the store when missing, then sets how later writes are stored
+ * (AL_COMPRESS_*); results already stored stay as they are and readable.
+ * Errors: EINVAL (not an AL_COMPRESS_* value), EACCES, AL_EFULL, EIO. */
+int al_store_set_compression(al_store *h, unsigned compression);
 
 /* Removes every live entry of the namespace whose path under the mount
  * (MOUNT "/" KEY) appears in the LEN bytes of TEXT (say, a span of

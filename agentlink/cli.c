@@ -34,8 +34,9 @@ static const char usage_text[] =
     "file under the mount (/large_tool_results/KEY).\n"
     "\n"
     "Commands:\n"
-    "  init [--max-total-bytes N] [--max-result-bytes N]\n"
-    "                        create the store, or change its limits\n"
+    "  init [--max-total-bytes N] [--max-result-bytes N] [--compression zstd|none]\n"
+    "                        create the store, or change its limits or how\n"
+    "                        later results are stored (zstd: the default)\n"
     "  put KEY [--tool NAME] [--file PATH] [--max-input-bytes N]\n"
     "                        store stdin (or PATH) under KEY, print its path\n"
     "  offload --tool NAME --call-id RAW [--config FILE] [--max-input-bytes N]\n"
@@ -73,6 +74,7 @@ static const char usage_text[] =
 enum {
     OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
     OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP, OPT_MAX_INPUT,
+    OPT_COMPRESSION,
 };
 
 /* Which command may take which option, as bits of (opt - OPT_TOOL). */
@@ -83,10 +85,11 @@ enum {
 #define O_MAXR (1u << 4)
 #define O_KEEP (1u << 5)
 #define O_MAXI (1u << 6)
+#define O_COMP (1u << 7)
 
 typedef struct opts {
     const char *store, *ns, *mount, *config, *tool, *file, *call_id;
-    const char *max_total, *max_result, *max_input;
+    const char *max_total, *max_result, *max_input, *compression;
     int json, keep;
     unsigned given; /* O_* of command-specific options seen */
 } opts;
@@ -435,6 +438,11 @@ static cJSON *entry_json(const char *key, const al_entry *e)
 }
 
 /* ---- commands ----------------------------------------------------------- */
+static const char *compression_name(unsigned how)
+{
+    return how == AL_COMPRESS_ZSTD ? "zstd" : "none";
+}
+
 static int cmd_init(opts *o, int argc, char **argv)
 {
     uint64_t total = 0, result = 0, nevicted = 0, cfg = 0;
@@ -470,9 +478,16 @@ static int cmd_init(opts *o, int argc, char **argv)
             ": a result must fit in the store", result, total);
         return EX_USAGE;
     }
+    if (o->compression && strcmp(o->compression, "zstd") && strcmp(o->compression, "none")) {
+        msg("--compression '%s': must be zstd or none", q(o->compression));
+        return EX_USAGE;
+    }
     if ((ex = setup(o, &pol, &h)))
         return ex;
     rc = al_store_init(h, total, result, &nevicted);
+    if (rc == 0 && o->compression)
+        rc = al_store_set_compression(h, strcmp(o->compression, "zstd") ? AL_COMPRESS_NONE
+                                                                         : AL_COMPRESS_ZSTD);
     if (rc == AL_ELIMITS) {
         al_stats cur;
         if (al_store_stats(h, &cur) == 0 && result > cur.max_total_bytes)
@@ -494,6 +509,7 @@ static int cmd_init(opts *o, int argc, char **argv)
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
+            cJSON_AddStringToObject(j, "compression", compression_name(s.compression));
             cJSON_AddNumberToObject(j, "evicted", (double)nevicted);
         }
         ex = print_json(j);
@@ -504,6 +520,8 @@ static int cmd_init(opts *o, int argc, char **argv)
             printf(" (%" PRIu64 " configured, held to max_total_bytes while the bound is lower)",
                    cfg);
         putchar('\n');
+        if (o->compression)
+            printf("compression %s for later results\n", compression_name(s.compression));
         if (nevicted)
             printf("evicted %" PRIu64 " result%s to fit the new bound\n", nevicted,
                    nevicted == 1 ? "" : "s");
@@ -973,6 +991,7 @@ static int cmd_stats(opts *o, int argc, char **argv)
         if (j) {
             cJSON_AddNumberToObject(j, "entries", (double)s.entries);
             cJSON_AddNumberToObject(j, "bytes", (double)s.bytes);
+            cJSON_AddNumberToObject(j, "stored_bytes", (double)s.stored_bytes);
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
@@ -991,6 +1010,7 @@ static int cmd_stats(opts *o, int argc, char **argv)
         if (cfg > s.max_result_bytes)
             printf("max_result_bytes_configured: %" PRIu64 " (held to max_total_bytes while "
                    "the bound is lower)\n", cfg);
+        printf("stored_bytes: %" PRIu64 "\n", s.stored_bytes);
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
     al_store_close(h);
@@ -1442,7 +1462,7 @@ cleanup:
 }
 
 static const cmd commands[] = {
-    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR, ""},
+    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR | O_COMP, ""},
     {"put", cmd_put, 1, 1, O_TOOL | O_FILE | O_MAXI, " KEY"},
     {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL | O_MAXI, ""},
     {"key", cmd_key, 1, 1, 0, " RAW"},
@@ -1457,7 +1477,7 @@ static const cmd commands[] = {
 
 static const char *const opt_names[] = {"--tool", "--file", "--call-id",
                                         "--max-total-bytes", "--max-result-bytes",
-                                        "--keep", "--max-input-bytes"};
+                                        "--keep", "--max-input-bytes", "--compression"};
 
 int main(int argc, char **argv)
 {
@@ -1474,6 +1494,7 @@ int main(int argc, char **argv)
         {"max-result-bytes", required_argument, NULL, OPT_MAX_RESULT},
         {"keep", no_argument, NULL, OPT_KEEP},
         {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT},
+        {"compression", required_argument, NULL, OPT_COMPRESSION},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1501,6 +1522,7 @@ int main(int argc, char **argv)
         case OPT_MAX_RESULT: o.max_result = optarg; o.given |= O_MAXR; break;
         case OPT_KEEP: o.keep = 1; o.given |= O_KEEP; break;
         case OPT_MAX_INPUT: o.max_input = optarg; o.given |= O_MAXI; break;
+        case OPT_COMPRESSION: o.compression = optarg; o.given |= O_COMP; break;
         case 'h':
             fputs(usage_text, stdout);
             return fflush(stdout) == 0 ? EX_OK : EX_FAIL;

@@ -483,9 +483,12 @@ int al_store_stats(al_store *h, al_stats *out)
     if (!h || !out)
         return EINVAL;
     pthread_mutex_lock(&h->mu);
+    unsigned how = STORE_COMPRESS_NONE;
     rc = attach(h, 0);
     if (rc == 0)
         rc = al_err_from_store(store_stats_get(h->st, &s));
+    if (rc == 0)
+        rc = al_err_from_store(store_compression_get(h->st, &how));
     pthread_mutex_unlock(&h->mu);
     if (rc)
         return rc;
@@ -497,6 +500,8 @@ int al_store_stats(al_store *h, al_stats *out)
     out->removals = s.removals;
     out->tombstones = s.tombstones;
     out->file_bytes = s.file_bytes;
+    out->stored_bytes = s.stored_bytes;
+    out->compression = how == STORE_COMPRESS_ZSTD ? AL_COMPRESS_ZSTD : AL_COMPRESS_NONE;
     return 0;
 }
 
@@ -518,6 +523,20 @@ int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
     if (configured)
         *configured = s.max_result_configured;
     return 0;
+}
+
+int al_store_set_compression(al_store *h, unsigned compression)
+{
+    int rc;
+    if (!h || (compression != AL_COMPRESS_NONE && compression != AL_COMPRESS_ZSTD))
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 1);
+    if (rc == 0)
+        rc = al_err_from_store(store_compression_set(
+            h->st, compression == AL_COMPRESS_ZSTD ? STORE_COMPRESS_ZSTD : STORE_COMPRESS_NONE));
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 int al_store_init(al_store *h, uint64_t max_total_bytes,

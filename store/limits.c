@@ -131,6 +131,7 @@ int store_stats_get(store *st, store_stats *out)
     out->removals = s.removals;
     out->tombstones = s.tombs;
     out->generation = s.gen;
+    out->stored_bytes = s.stored;
     if (!mdb_env_get_fd(st->se->env, &fd) && !fstat(fd, &sb))
         out->file_bytes = (uint64_t)sb.st_size;
     return 0;

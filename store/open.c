@@ -87,6 +87,7 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
         s.max_result = STORE_DEFAULT_MAX_RESULT;
         s.max_tombs = STORE_DEFAULT_MAX_TOMBS;
         s.next_version = 2;
+        s.compression = STORE_COMPRESS_ZSTD;
         rc = state_save(&t, &s);
     }
     if (!rc)
@@ -208,7 +209,9 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     se->flags = flags;
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
+    pthread_mutex_init(&se->zlock, NULL);
     if ((rc = env_open(se, dir, creating))) {
+        pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
         return rc;
@@ -260,6 +263,8 @@ void store_close(store *st)
                 break;
             }
         mdb_env_close(se->env);
+        zpool_free(se);
+        pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
     }

@@ -24,6 +24,8 @@
  *   read.c    lookups and reads, CRC-checked
  *   list.c    listing a namespace
  *   changes.c the change log
+ *   codec.c   the compression setting; frame.c/frame.h the frames;
+ *   zpool.c   decoders and buffers reused by reads of compressed values
  * and, apart: record.c (record layouts), verify.c (the page check),
  * lockmark.c (watching lock.mdb), name.c (the name rules), crc.c.
  */
@@ -50,6 +52,16 @@
 enum { DB_META, DB_LIVE, DB_VER, DB_DATA, DB_TOMB, DB_TOMBQ, DB_LOG, DB_COUNT };
 extern const char *const db_names[DB_COUNT];
 
+/* What one read of a compressed value needs (zpool.c). */
+struct zscratch {
+    void *dctx;           /* a zstd decoder */
+    unsigned char *frame; /* a frame's stored bytes, then a frame decoded */
+    size_t frame_cap;
+    unsigned char *out;   /* decoded bytes for store_read_iov()'s callback */
+    size_t out_cap;
+    struct zscratch *next;
+};
+
 /* One open LMDB environment, shared by every handle on the same directory. */
 struct shared_env {
     dev_t dev;
@@ -64,6 +76,8 @@ struct shared_env {
     size_t mapsize;   /* and how much */
     int refs;
     pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
+    pthread_mutex_t zlock;   /* guards zfree */
+    struct zscratch *zfree;  /* idle decode sets (zpool.c) */
     struct shared_env *next;
 };
 
@@ -129,6 +143,18 @@ int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
 /* Evicts the oldest entries until NEED more bytes fit the bound; adds the
  * count to *COUNT (may be NULL). */
 int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count);
+
+/* ---- zpool.c ---------------------------------------------------------- */
+
+/* Takes an idle decode set of SE, or makes one; NULL when out of memory.
+ * Give it back with zpool_put(). */
+struct zscratch *zpool_get(struct shared_env *se);
+void zpool_put(struct shared_env *se, struct zscratch *z);
+/* Frees the idle sets (the environment is closing). */
+void zpool_free(struct shared_env *se);
+/* Grow Z's frame or out buffer to NEED bytes: 0 or ENOMEM. */
+int zscratch_frame(struct zscratch *z, size_t need);
+int zscratch_out(struct zscratch *z, size_t need);
 
 /* ---- changes.c -------------------------------------------------------- */
 

@@ -147,14 +147,34 @@ int state_load(const tx *t, rec_state *s)
     int rc = db_get(t, DB_META, "state", 5, &v);
     if (rc == STORE_ENOTFOUND)
         return STORE_ENOSTORE;
-    return rc ? rc : rec_state_decode(v.mv_data, v.mv_size, s);
+    if (rc || (rc = rec_state_decode(v.mv_data, v.mv_size, s)))
+        return rc;
+    /* The codec record: missing in a store made before compression. */
+    rc = db_get(t, DB_META, "codec", 5, &v);
+    if (rc == STORE_ENOTFOUND) {
+        if (s->format != REC_FORMAT)
+            return STORE_ECORRUPT;
+        s->compression = STORE_COMPRESS_ZSTD;
+        rc = 0;
+    } else if (rc || (rc = rec_codec_decode(v.mv_data, v.mv_size, s))) {
+        return rc;
+    }
+    /* Format 1 holds raw values only, maybe written by code that keeps no
+     * codec record: they occupy exactly their size. */
+    if (s->format == REC_FORMAT)
+        s->stored = s->live_bytes;
+    return 0;
 }
 
 int state_save(const tx *t, const rec_state *s)
 {
-    unsigned char buf[REC_STATE_LEN];
+    unsigned char buf[REC_STATE_LEN], codec[REC_CODEC_LEN];
+    int rc;
     rec_state_encode(s, buf);
-    return db_put(t, DB_META, "state", 5, buf, sizeof buf, 0);
+    rec_codec_encode(s, codec);
+    if ((rc = db_put(t, DB_META, "state", 5, buf, sizeof buf, 0)))
+        return rc;
+    return db_put(t, DB_META, "codec", 5, codec, sizeof codec, 0);
 }
 
 /* ---- names ------------------------------------------------------------- */

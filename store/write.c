@@ -1,5 +1,8 @@
-/* write.c -- store_put() and store_remove(): one write transaction each. */
+/* write.c -- store_put() and store_remove(): one write transaction each.
+ * A value is compressed (frame.h) before the transaction begins, so
+ * writers compress side by side and hold the writer lock only to copy. */
 #include "store/store_int.h"
+#include "store/frame.h"
 
 #include <errno.h>
 #include <string.h>
@@ -22,6 +25,42 @@ static int chunks_write(const tx *t, uint64_t version, uint64_t chunk,
         rec_le32(val.mv_data, rec_crc32c(data + off, n));
         memcpy((unsigned char *)val.mv_data + REC_CHUNK_HDR, data + off, n);
     }
+    return 0;
+}
+
+/* Writes the frame table rows of the compressed value P of VERSION, after
+ * its stream's chunks. */
+static int rows_write(const tx *t, uint64_t version, const frame_packed *p)
+{
+    unsigned char k[12];
+    for (size_t j = 0; j < p->nrows; j++) {
+        const unsigned char *row = p->rows + j * FRAME_ROW_MAX;
+        MDB_val key = {12, k}, val = {p->row_len[j] + REC_CHUNK_HDR, NULL};
+        int rc;
+        data_key(k, version, FRAME_ROW_BASE + (uint32_t)j);
+        rc = mdb_put(t->txn, db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
+        if (rc)
+            return map_err(rc);
+        rec_le32(val.mv_data, rec_crc32c(row, p->row_len[j]));
+        memcpy((unsigned char *)val.mv_data + REC_CHUNK_HDR, row, p->row_len[j]);
+    }
+    return 0;
+}
+
+/* Writes the value of VERSION: PK's stream and tables when it was
+ * compressed (PK->stream not NULL), else LEN raw bytes of DATA. */
+static int value_write(const tx *t, rec_state *s, uint64_t version,
+                       const frame_packed *pk, const void *data, size_t len)
+{
+    int rc;
+    if (!pk->stream)
+        return chunks_write(t, version, s->chunk, data, len);
+    if (pk->stream_len / s->chunk >= FRAME_ROW_BASE)
+        return STORE_ETOOBIG;
+    if ((rc = chunks_write(t, version, s->chunk, pk->stream, pk->stream_len))
+        || (rc = rows_write(t, version, pk)))
+        return rc;
+    s->format = REC_FORMAT_FRAMES; /* older code must now refuse the store */
     return 0;
 }
 
@@ -66,12 +105,13 @@ static int put_fill_entry(store_entry *e, const store_meta *meta, size_t len)
 
 /* One attempt at store_put(): NAME is checked, E filled but for its version. */
 static int put_once(store *st, const char *name, size_t nlen, const void *data,
-                    size_t len, store_entry *e_in, store_entry *out)
+                    size_t len, const frame_packed *pk, store_entry *e_in,
+                    store_entry *out)
 {
     unsigned char rec[REC_ENTRY_FIXED + STORE_TOOL_MAX], vk[8];
     store_entry e = *e_in;
     size_t rlen;
-    uint64_t old;
+    uint64_t old, stored = pk->stream ? pk->stored : len;
     rec_state s;
     tx t;
     int rc;
@@ -84,17 +124,18 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
         goto out;
     }
     if ((rc = put_clear_old(&t, &s, name, nlen, &old))
-        || (rc = evict_until(&t, &s, len, NULL)))
+        || (rc = evict_until(&t, &s, stored, NULL)))
         goto out;
     e.version = s.next_version++;
     rec_be64(vk, e.version);
     rlen = rec_entry_encode(&e, rec);
-    if ((rc = chunks_write(&t, e.version, s.chunk, data, len))
+    if ((rc = value_write(&t, &s, e.version, pk, data, len))
         || (rc = db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
         || (rc = db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
         || (rc = log_change(&t, &s, name, nlen, old, e.version)))
         goto out;
     s.live_bytes += len;
+    s.stored += stored;
     s.live_entries++;
     rc = state_save(&t, &s);
 out:
@@ -104,20 +145,39 @@ out:
     return rc;
 }
 
+/* Compresses the value into *PK when the store compresses and the value
+ * shrinks; leaves *PK empty otherwise. Errors: ENOMEM, LMDB failures. */
+static int put_pack(store *st, const void *data, size_t len, frame_packed *pk)
+{
+    unsigned how;
+    int rc;
+    if (st->se->flags & STORE_RDONLY)
+        return STORE_ERDONLY;
+    if (len < FRAME_MIN_INPUT || st->se->chunk < FRAME_ROW_MAX)
+        return 0;
+    if ((rc = store_compression_get(st, &how)) || how != STORE_COMPRESS_ZSTD)
+        return rc;
+    rc = frame_pack(data, len, pk);
+    return rc == 1 ? 0 : rc;
+}
+
 int store_put(store *st, const char *ns, const char *key, const void *data,
               size_t len, const store_meta *meta, store_entry *out)
 {
     char name[NAME_BUF];
     size_t nlen;
     store_entry e;
+    frame_packed pk = {0};
     int rc, dead = 0;
-    if ((rc = name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len)))
+    if ((rc = name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len))
+        || (rc = put_pack(st, data, len, &pk)))
         return rc;
-    rc = put_once(st, name, nlen, data, len, &e, out);
+    rc = put_once(st, name, nlen, data, len, &pk, &e, out);
     /* A reader that died holding a snapshot pins pages until its slot is
      * cleared; clear dead slots and try once more before saying "full". */
     if ((rc == STORE_EFULL || rc == ENOSPC) && !mdb_reader_check(st->se->env, &dead) && dead)
-        rc = put_once(st, name, nlen, data, len, &e, out);
+        rc = put_once(st, name, nlen, data, len, &pk, &e, out);
+    frame_packed_free(&pk);
     return rc;
 }
 

@@ -121,7 +121,9 @@ class HaystackShape(Base):
         self.assertEqual(cm.exception.filename, "/large_tool_results/never")
 
     def test_read_of_an_evicted_key_raises_evicted_error(self):
-        self.assertEqual(self.cli("init", "--max-total-bytes", "100K").returncode, 0)
+        # Raw values: "z" * 40000 would shrink to a few bytes compressed.
+        self.assertEqual(self.cli("init", "--max-total-bytes", "100K",
+                                  "--compression", "none").returncode, 0)
         store = agentlink.ToolResultStore(store=self.dir)
         for k in ("a", "b", "c"):
             store.write(key=k, content="z" * 40000)

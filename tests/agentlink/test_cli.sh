@@ -170,8 +170,9 @@ t_rc "rm went on past the missing key" 4 al get call_1
 t_rc "rm with an invalid key exits 2" 2 al rm bin a/b
 t_rc "and removes nothing" 0 al get bin
 
-# eviction to keep the bound: lowering it evicts at once
-head -c 300000 /dev/zero | tr '\0' a >"$T_TMP/300k"
+# eviction to keep the bound: lowering it evicts at once (random bytes, which
+# compression keeps raw, so that each occupies its 300,000 bytes)
+head -c 300000 /dev/urandom >"$T_TMP/300k"
 for k in e1 e2 e3; do al put $k --file "$T_TMP/300k" >/dev/null; done
 t_rc "lowering the bound exits 0" 0 al init --max-total-bytes 700K
 has "init says how many it evicted" "$(out)" "evicted "

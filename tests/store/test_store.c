@@ -883,6 +883,9 @@ static void strerror_should_describe_every_code(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+/* Tests of the raw layout (one piece per chunk, a bit flipped in a chunk,
+ * eviction by exact sizes); compressed values: test_compress.c. */
+#define TR(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_raw, fx_teardown)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -920,14 +923,14 @@ int main(void)
         T(tombstones_should_expire_beyond_their_limit),
         T(read_should_return_exact_bytes_at_any_offset),
         T(read_should_fail_gone_once_version_is_dropped),
-        T(read_iov_should_match_read),
-        T(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
+        TR(read_iov_should_match_read),
+        TR(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
         T(version_stat_should_name_key_within_its_namespace),
         T(list_should_return_live_keys_in_order_per_namespace),
         T(list_should_stop_when_callback_says_so),
         T(changes_should_report_each_write_in_order),
         T(changes_should_cross_batches_and_resume),
-        T(stats_should_count_entries_bytes_and_evictions),
+        TR(stats_should_count_entries_bytes_and_evictions),
         cmocka_unit_test(strerror_should_describe_every_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
