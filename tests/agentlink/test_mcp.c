@@ -236,7 +236,7 @@ static void rewriter_should_keep_small_results(void **state)
 static void rewriter_should_offload_large_text_and_keep_the_rest(void **state)
 {
     struct fx *f = *state;
-    char *text = lines(3000), *tok = jstr(text), *msg, *want_head, *ptr, *key;
+    char *text = lines(3000), *tok = jstr(text), *msg, *want_head, *ptr, *key, *tail;
     const char *image = "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}";
     void *got = NULL;
     size_t glen = 0;
@@ -255,7 +255,9 @@ static void rewriter_should_offload_large_text_and_keep_the_rest(void **state)
     want_head = "{\"jsonrpc\":\"2.0\", \"id\" : 12345678901234567890123,\"result\":{\"content\":"
                 "[{\"type\":\"text\",\"text\":\"[offloadfs] ";
     assert_memory_equal(v.text, want_head, strlen(want_head));
-    has(v.text, fmt("\"},%s],\"_meta\":{\"big\":1.0000000000000000001e400}, \"isError\":false}}", image));
+    tail = fmt("\"},%s],\"_meta\":{\"big\":1.0000000000000000001e400}, \"isError\":false}}", image);
+    has(v.text, tail);
+    free(tail);
     ptr = decoded_after(v.text, "\"text\":");
     has(ptr, "/large_tool_results/mcp-bash-");
     has(ptr, "read_offloaded_result with {\"path\": \"/large_tool_results/mcp-bash-");

@@ -210,7 +210,7 @@ has "store unusable: stderr says why" "$(cat "$ERR")" "the result of 'text' (618
 # The server failing to start, dying, killed.
 echo '{}' >"$IN"
 t_rc "a server that does not exist: 127" 127 $AGENTLINK mcp-proxy --store "$ST" -- "$T_TMP/no-such-server"
-t_eq "... with a clear message" "$(cat "$T_TMP/err")" "agentlink: mcp-proxy: cannot run the server '$T_TMP/no-such-server': No such file or directory"
+has "... with a clear message" "$(cat "$T_TMP/err")" "agentlink: mcp-proxy: cannot run the server '$T_TMP/no-such-server': No such file or directory"
 t_rc "a server that cannot be run: 126" 126 $AGENTLINK mcp-proxy --store "$ST" -- "$T_TMP/notadir"
 call 1 die '{"status":3}' >"$IN"
 proxy
