@@ -196,6 +196,26 @@ t_eq "... the answer is small" "$(( $(wc -c <"$OUT") < 16384 ))" 1
 echo '{"jsonrpc":"2.0","id":1,"method":"other"}' >"$IN"
 $AGENTLINK mcp-proxy --store "$ST" -- sh -c "read l; cat $T_TMP/big.json; read l" <"$IN" >"$OUT" 2>"$ERR"
 same "a 40 MiB message not rewritten passes byte for byte" "$OUT" "$T_TMP/big.json"
+# Memory: a message passed through is relayed from the bytes read (the line
+# and a quarter); an offloaded one adds its decoded text and the store's copy
+# of it while it is written. Peak RSS of the proxy (and its sh and cat, far
+# smaller), by getrusage; not under valgrind or ASan, whose own memory counts.
+maxrss() { # maxrss REQUEST : peak RSS in KiB of the proxy relaying big.json
+    python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[2:], input=(sys.argv[1] + "\n").encode(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$1" \
+        $AGENTLINK mcp-proxy --store "$ST" -- sh -c "read l; cat $T_TMP/big.json; read l"
+}
+if [ -z "${OFFLOADFS_WRAP:-}" ] && ! ldd "$T_BUILD/agentlink" | grep -q libasan; then
+    mb=$(( $(wc -c <"$T_TMP/big.json") / 1024 ))
+    rss=$(maxrss '{"jsonrpc":"2.0","id":1,"method":"other"}')
+    t_eq "memory: 40 MiB passed through in at most 1.5 times the message + 8 MiB ($rss KiB)" \
+        "$(( rss <= mb * 3 / 2 + 8192 ))" 1
+    rss=$(maxrss '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big2"}}')
+    t_eq "memory: 40 MiB offloaded in at most 3.5 times the message + 8 MiB ($rss KiB)" \
+        "$(( rss <= mb * 7 / 2 + 8192 ))" 1
+fi
 rm -f "$T_TMP/big.json"
 
 # The store missing (a file where its directory should be): results pass.
@@ -206,6 +226,14 @@ $AGENTLINK mcp-proxy --store "$T_TMP/notadir/store" -- $SERVER <"$IN" >"$OUT" 2>
 t_eq "store unusable: exit 0" "$RC" 0
 same "store unusable: the result passes unchanged" "$OUT" "$T_TMP/direct"
 has "store unusable: stderr says why" "$(cat "$ERR")" "the result of 'text' (61893 bytes) passed unchanged"
+
+# A damaged store (not LMDB at all): results pass, the proxy says why.
+mkdir -p "$T_TMP/damaged" && head -c 65536 /dev/zero | tr '\0' Z >"$T_TMP/damaged/data.mdb"
+$AGENTLINK mcp-proxy --store "$T_TMP/damaged" -- $SERVER <"$IN" >"$OUT" 2>"$ERR"; RC=$?
+t_eq "store damaged: exit 0" "$RC" 0
+same "store damaged: the result passes unchanged" "$OUT" "$T_TMP/direct"
+has "store damaged: stderr says so at start" "$(cat "$ERR")" "cannot open store '$T_TMP/damaged': "
+has "... and for the result" "$(cat "$ERR")" "no store: the result of 'text' (61893 bytes) passed unchanged"
 
 # The server failing to start, dying, killed.
 echo '{}' >"$IN"
