@@ -483,21 +483,32 @@ static void read_answer_should_stay_within_the_budget(void **state)
     memset(one, 'w', n);
     one[n] = '\0';
     assert_int_equal(al_store_put(f->h, "wide", one, n, "t", NULL, NULL), 0);
-    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\"}", 15, 4096, &t, &err), 0);
+    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\"}", 15, 4096, &t, NULL, &err), 0);
     assert_int_equal(err, 0);
     assert_true(strlen(t) <= 4096);
     has(t, "[line 1 clipped: ");
     has(t, "sed -n '1p' /large_tool_results/wide | tail -c +");
     free(t);
-    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\",\"offset\":0}", 26, 4096, &t, &err), 0);
+    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\",\"offset\":0}", 26, 4096, &t, NULL, &err), 0);
     assert_int_equal(err, 1);
     has(t, "\"offset\" must be a whole number of at least 1");
     free(t);
-    assert_int_equal(mcp_read_answer(NULL, "{\"path\":\"wide\"}", 15, 4096, &t, &err), 0);
+    assert_int_equal(mcp_read_answer(NULL, "{\"path\":\"wide\"}", 15, 4096, &t, NULL, &err), 0);
     assert_int_equal(err, 1);
     has(t, "no store open");
     free(t);
     free(one);
+}
+
+static void rewriter_should_answer_bytes_after_a_nul(void **state)
+{
+    struct fx *f = *state;
+    mcp_verdict v;
+    assert_int_equal(al_store_put(f->h, "bin", "a\0b\nsecond\n", 11, "t", NULL, NULL), 0);
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"read_offloaded_result\",\"arguments\":{\"path\":\"bin\"}}}", MCP_ANSWER, &v);
+    has(v.text, "\\n1\\ta\\u0000b\\n2\\tsecond\\n[end of the result]\"}],\"isError\":false}}");
+    mcp_verdict_release(&v);
 }
 
 static void rewriter_should_pass_results_when_the_store_fails(void **state)
@@ -538,6 +549,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
