@@ -277,6 +277,20 @@ for sig in INT HUP; do
     t_eq "SIG$sig is sent on to the server" "$RC:$(cat "$MCP_SERVER_LOG")" "9:$sig"
 done
 
+# The client stops reading (its end of our stdout closed) while its own end of
+# our stdin stays open: the server's stdin is closed, the proxy ends with its status.
+: >"$MCP_SERVER_LOG"; rm -f "$T_TMP/rc"
+( $AGENTLINK mcp-proxy --store "$ST" -- $SERVER <"$T_TMP/fifo" 2>"$ERR" | head -c 100 >/dev/null
+  echo "${PIPESTATUS[0]}" >"$T_TMP/rc" ) &
+exec 7>"$T_TMP/fifo"
+for i in 1 2 3; do call $i text '{"n":2000}' >&7; done
+t_wait_until 10 test -s "$T_TMP/rc"
+t_eq "the client gone: the server's stdin closed, the proxy ends with its status" \
+    "$(cat "$T_TMP/rc" 2>/dev/null):$(cat "$MCP_SERVER_LOG")" "0:eof"
+exec 7>&-
+wait
+t_eq "... quietly" "$(cat "$ERR")" ""
+
 # ---- usage ----------------------------------------------------------------------------------
 t_rc "no command: 2" 2 $AGENTLINK mcp-proxy
 t_eq "... says so" "$(head -1 "$T_TMP/err")" "agentlink: mcp-proxy: no server command given: agentlink mcp-proxy [OPTIONS] -- COMMAND [ARG...]"
