@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 size_t mcp_json_ws(const char *s, size_t n, size_t pos)
 {
@@ -34,12 +37,26 @@ static int hexval(char c)
 }
 
 /* The first offset at or after I where S holds '"', '\\' or a control
- * byte (or N): eight bytes at a time, as the plain bytes of a long text
- * are nearly all of a large message. The word tests may report a byte
+ * byte (or N): sixteen or eight bytes at a time, as the plain bytes of a
+ * long text are nearly all of a large message. The word tests may report a byte
  * that is none of those (never miss one): the byte loop then decides. */
 static size_t plain_run(const char *s, size_t i, size_t n)
 {
     const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+#ifdef __SSE2__
+    /* Sixteen at a time where the CPU has SSE2 (every x86-64). */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    while (n - i >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                   _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+        int m = _mm_movemask_epi8(hit);
+        if (m)
+            return i + (size_t)__builtin_ctz((unsigned)m);
+        i += 16;
+    }
+#endif
     while (n - i >= 8) {
         uint64_t w, q, b;
         memcpy(&w, s + i, 8);
