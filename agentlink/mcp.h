@@ -48,8 +48,12 @@
  *   (with a note to log); a store that cannot be written leaves the result
  *   unchanged (with a note); only ENOMEM makes a function fail, and then
  *   the caller passes the line on unchanged.
- * - Memory: a message is scanned in place; an offloaded result costs its
- *   decoded text once more (one text part is not copied again).
+ * - Memory: a message is scanned in place, never copied; an offloaded
+ *   result costs its decoded text once more, and the store holds a copy of
+ *   it while it writes. A structuredContent string holding the same text
+ *   is recognised by its bytes, not decoded again.
+ * - The read tool is not answered inside a JSON-RPC batch (MCP dropped
+ *   batches in 2025-06-18): such a call goes to the server.
  */
 #ifndef OFFLOADFS_AGENTLINK_MCP_H
 #define OFFLOADFS_AGENTLINK_MCP_H
