@@ -48,10 +48,12 @@
  *   (with a note to log); a store that cannot be written leaves the result
  *   unchanged (with a note); only ENOMEM makes a function fail, and then
  *   the caller passes the line on unchanged.
- * - Memory: a message is scanned in place, never copied; an offloaded
- *   result costs its decoded text once more, and the store holds a copy of
- *   it while it writes. A structuredContent string holding the same text
- *   is recognised by its bytes, not decoded again.
+ * - Memory: a message is scanned in place, never copied. A result that is
+ *   one text written canonically (as JSON.stringify does) is decoded over
+ *   its own bytes; any other offloaded text costs its decoded size once
+ *   more; the store holds a copy of what it writes while it writes. A
+ *   structuredContent string holding the same text is recognised by its
+ *   bytes, not decoded again.
  * - The read tool is not answered inside a JSON-RPC batch (MCP dropped
  *   batches in 2025-06-18): such a call goes to the server.
  */
@@ -163,9 +165,12 @@ typedef struct mcp_verdict {
  * excluded), from the client (mcp_rewriter_client) or from the server
  * (mcp_rewriter_server), and fills *V. Returns 0, or ENOMEM: then *V is
  * MCP_PASS (and the caller should pass the line on). Release *V with
- * mcp_verdict_release(). */
+ * mcp_verdict_release().
+ * A server's LINE is written to: a long text is decoded over its own bytes
+ * (no copy). When the verdict is MCP_PASS (ENOMEM included) the bytes are
+ * as they came; with MCP_REPLACE they are garbage and the line is dropped. */
 int mcp_rewriter_client(mcp_rewriter *rw, const char *line, size_t len, mcp_verdict *v);
-int mcp_rewriter_server(mcp_rewriter *rw, const char *line, size_t len, mcp_verdict *v);
+int mcp_rewriter_server(mcp_rewriter *rw, char *line, size_t len, mcp_verdict *v);
 
 /* Frees what *V holds and resets it to MCP_PASS. */
 void mcp_verdict_release(mcp_verdict *v);

@@ -291,7 +291,7 @@ static void client_write(relay *r)
  * its newline when NL). */
 static void side_take(relay *r, side *d, size_t ll, int nl)
 {
-    const char *line = d->buf + d->start;
+    char *line = d->buf + d->start;
     mcp_verdict v;
     int rc = d->from_client ? mcp_rewriter_client(r->rw, line, ll, &v)
                             : mcp_rewriter_server(r->rw, line, ll, &v);

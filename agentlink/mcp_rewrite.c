@@ -6,6 +6,7 @@
  * of edits (byte ranges of the message and their new text) applied in one
  * splice, so every byte outside the edited values is the server's own. */
 #include "agentlink/mcp.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -49,7 +50,12 @@ typedef struct edit {
 typedef struct job {
     mcp_rewriter *rw;
     const char *s;
+    char *w;            /* S, writable (messages from the server), else NULL */
     size_t n;
+    /* A text token decoded in place (see decode_in_place): [ip_start,
+     * ip_end) holds IP_DLEN decoded bytes until restored. */
+    int ip_active;
+    size_t ip_start, ip_end, ip_dlen;
     edit *ed;
     size_t ned, caped;
     al_buf note;
@@ -511,6 +517,166 @@ static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve, c
     free(v);
 }
 
+/* ---- decoding a text in place ---------------------------------------------
+ * A message that is one long text (a file, a log) would cost three times
+ * its size while offloaded: the line, its decoded text and the store's copy
+ * during the write. When the text's token is exactly what
+ * mcp_json_string_encode makes of its text ("canonical": what JSON.stringify
+ * and most encoders write), the text is decoded over its own token instead,
+ * and, should the result pass after all (not over the policy, the store
+ * failing), encoded back over it, byte for byte as it was. */
+
+static int lowerhex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* The first offset at or after I of a '\\' or a byte >= 0x80 in S[0, N). */
+static size_t escape_or_high(const unsigned char *p, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (n - i >= 8) {
+        uint64_t w, b;
+        memcpy(&w, p + i, 8);
+        b = w ^ (ones * '\\');
+        if ((w & highs) | ((b - ones) & ~b & highs))
+            break;
+        i += 8;
+    }
+    while (i < n && p[i] != '\\' && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+/* Whether the (checked) string token [S, S+N) is canonical: valid UTF-8
+ * written as is, escapes only \" \\ \b \f \n \r \t and \u00xx
+ * (lowercase) for the other control characters. */
+static int canonical_token(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 1, end = n - 1;
+    while ((i = escape_or_high(p, i, end)) < end) {
+        if (p[i] >= 0x80) {
+            size_t q = store_utf8_len(p + i, end - i);
+            if (q == 0)
+                return 0;
+            i += q;
+            continue;
+        }
+        switch (p[i + 1]) {
+        case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+            i += 2;
+            continue;
+        case 'u': {
+            unsigned v;
+            if (p[i + 2] != '0' || p[i + 3] != '0' || (p[i + 4] != '0' && p[i + 4] != '1') ||
+                !lowerhex(p[i + 5]))
+                return 0;
+            v = (unsigned)(p[i + 4] - '0') * 16 +
+                (unsigned)(p[i + 5] <= '9' ? p[i + 5] - '0' : p[i + 5] - 'a' + 10);
+            if (v == '\b' || v == '\f' || v == '\n' || v == '\r' || v == '\t')
+                return 0;
+            i += 6;
+            continue;
+        }
+        default: /* \/, or \u of anything else */
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Decodes the canonical token [S, S+N) over itself, from S on; returns the
+ * text's length. */
+static size_t decode_in_place(char *s, size_t n)
+{
+    size_t r = 1, w = 0, end = n - 1;
+    while (r < end) {
+        const char *bs = memchr(s + r, '\\', end - r);
+        size_t run = bs ? (size_t)(bs - (s + r)) : end - r;
+        memmove(s + w, s + r, run);
+        w += run;
+        r += run;
+        if (r >= end)
+            break;
+        switch (s[r + 1]) {
+        case 'b': s[w++] = '\b'; r += 2; break;
+        case 'f': s[w++] = '\f'; r += 2; break;
+        case 'n': s[w++] = '\n'; r += 2; break;
+        case 'r': s[w++] = '\r'; r += 2; break;
+        case 't': s[w++] = '\t'; r += 2; break;
+        case 'u':
+            s[w++] = (char)((s[r + 4] - '0') * 16 +
+                            (s[r + 5] <= '9' ? s[r + 5] - '0' : s[r + 5] - 'a' + 10));
+            r += 6;
+            break;
+        default: s[w++] = s[r + 1]; r += 2; break; /* '"', '\\' */
+        }
+    }
+    return w;
+}
+
+/* Encodes the DLEN bytes of text at S back into the canonical token of N
+ * bytes they came from, over them, from the end (each byte's encoding is
+ * at least as long as the byte, so nothing is overwritten before read). */
+static void encode_back(char *s, size_t dlen, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t w = n;
+    s[--w] = '"';
+    for (size_t i = dlen; i-- > 0;) {
+        unsigned char c = (unsigned char)s[i];
+        char e = 0;
+        switch (c) {
+        case '"': e = '"'; break;
+        case '\\': e = '\\'; break;
+        case '\b': e = 'b'; break;
+        case '\f': e = 'f'; break;
+        case '\n': e = 'n'; break;
+        case '\r': e = 'r'; break;
+        case '\t': e = 't'; break;
+        default: break;
+        }
+        if (e) {
+            s[--w] = e;
+            s[--w] = '\\';
+        } else if (c < 0x20) {
+            s[--w] = hex[c & 15];
+            s[--w] = hex[c >> 4];
+            s[--w] = '0';
+            s[--w] = '0';
+            s[--w] = 'u';
+            s[--w] = '\\';
+        } else {
+            s[--w] = (char)c;
+        }
+    }
+    s[--w] = '"';
+}
+
+/* Puts back a token decoded in place, if any. */
+static void restore_in_place(job *j)
+{
+    if (!j->ip_active)
+        return;
+    encode_back(j->w + j->ip_start, j->ip_dlen, j->ip_end - j->ip_start);
+    j->ip_active = 0;
+}
+
+/* Whether a text of at most RAW bytes can be over a rule of KIND and LIMIT
+ * (no decoded text is longer than its token, nor has more characters than
+ * bytes): when not, nothing needs decoding. */
+static int maybe_over(int kind, uint64_t limit, uint64_t raw)
+{
+    switch (kind) {
+    case AL_OFFLOAD_ALWAYS: return raw > 0;
+    case AL_OFFLOAD_OVER_BYTES:
+    case AL_OFFLOAD_OVER_CHARS: return raw > limit;
+    case AL_OFFLOAD_OVER_TOKENS: return (raw + 3) / 4 > limit;
+    default: return 0;
+    }
+}
+
 /* One element of a result's "content". */
 typedef struct part {
     mcp_json_span el;   /* the element */
@@ -577,40 +743,80 @@ static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t
         j->nomem = 1;
 }
 
+/* The one text part at [ts, te) of a result without structuredContent,
+ * canonical: decoded in place, offloaded or put back. */
+static void offload_in_place(job *j, const char *tool, const mcp_json_span *content,
+                             const part *pt, size_t np, size_t ts, size_t te)
+{
+    char *ptr = NULL;
+    size_t plen = 0;
+    j->ip_active = 1;
+    j->ip_start = ts;
+    j->ip_end = te;
+    j->ip_dlen = decode_in_place(j->w + ts, te - ts);
+    if (al_policy_decide(j->rw->pol, tool, j->w + ts, j->ip_dlen, NULL, NULL) &&
+        store_text(j, tool, j->w + ts, j->ip_dlen, &ptr, &plen) == 0) {
+        replace_content(j, content->start, content->end, pt, np, ptr, plen);
+        free(ptr);
+        if (!j->nomem)
+            return; /* the token stays decoded: the content is replaced */
+    }
+    restore_in_place(j);
+}
+
 /* The result object at RS of a tools/call of TOOL. */
 static void rewrite_call_result(job *j, const char *tool, size_t rs)
 {
     static const char *const names[] = {"content", "structuredContent"};
     const char *s = j->s;
-    mcp_json_span sp[2];
+    mcp_json_span sp[2], one = {0, 0};
     part *pt = NULL;
     size_t np = 0, ntext = 0;
+    uint64_t raw = 0, limit = 0;
+    int kind = 0;
     al_buf text = {0};
     stored st = {&text, {0, 0}, NULL, 0};
     char *ptr = NULL;
 
     if (mcp_json_members(s, j->n, rs, names, 2, sp, NULL))
         return;
+    al_policy_decide(j->rw->pol, tool, "", 0, &kind, &limit); /* the rule only */
+    if (kind == AL_OFFLOAD_NEVER)
+        return;
     if (sp[0].end && s[sp[0].start] == '[')
         np = content_parts(j, sp[0].start, &pt);
-    for (size_t i = 0; i < np && !text.failed; i++) {
-        if (!pt[i].text.end)
-            continue;
-        if (ntext++)
-            al_buf_addc(&text, '\n');
-        else
-            st.raw = pt[i].text;
-        mcp_json_string_decode(s + pt[i].text.start, pt[i].text.end - pt[i].text.start, &text);
-    }
-    if (ntext > 1)
-        st.raw = (mcp_json_span){0, 0};
-    if (text.failed)
-        j->nomem = 1;
-    if (ntext && !j->nomem && al_policy_decide(j->rw->pol, tool, text.p, text.len, NULL, NULL)) {
-        if (store_text(j, tool, text.p, text.len, &ptr, &st.plen))
-            goto cleanup; /* the store failed: the whole result passes unchanged */
-        st.ptr = ptr;
-        replace_content(j, sp[0].start, sp[0].end, pt, np, ptr, st.plen);
+    for (size_t i = 0; i < np; i++)
+        if (pt[i].text.end) {
+            raw += pt[i].text.end - pt[i].text.start - 2 + (ntext ? 1 : 0);
+            one = pt[i].text;
+            ntext++;
+        }
+    if (ntext && maybe_over(kind, limit, raw)) {
+        if (ntext == 1 && !sp[1].end && j->w && !j->ip_active &&
+            canonical_token(s + one.start, one.end - one.start)) {
+            offload_in_place(j, tool, &sp[0], pt, np, one.start, one.end);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < np && !text.failed; i++) {
+            if (!pt[i].text.end)
+                continue;
+            if (text.len || st.raw.end)
+                al_buf_addc(&text, '\n');
+            else
+                st.raw = pt[i].text;
+            mcp_json_string_decode(s + pt[i].text.start, pt[i].text.end - pt[i].text.start,
+                                   &text);
+        }
+        if (ntext > 1)
+            st.raw = (mcp_json_span){0, 0};
+        if (text.failed)
+            j->nomem = 1;
+        if (!j->nomem && al_policy_decide(j->rw->pol, tool, text.p, text.len, NULL, NULL)) {
+            if (store_text(j, tool, text.p ? text.p : "", text.len, &ptr, &st.plen))
+                goto cleanup; /* the store failed: the whole result passes unchanged */
+            st.ptr = ptr;
+            replace_content(j, sp[0].start, sp[0].end, pt, np, ptr, st.plen);
+        }
     }
     if (!j->nomem && sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&
         al_policy_decide(j->rw->pol, tool, s + sp[1].start, sp[1].end - sp[1].start, NULL, NULL))
@@ -788,6 +994,7 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
 static int finish(job *j, mcp_verdict *v)
 {
     if (j->nomem) {
+        restore_in_place(j); /* the line passes: as it came */
         mcp_verdict_release(v);
         job_release(j);
         return ENOMEM;
@@ -797,10 +1004,13 @@ static int finish(job *j, mcp_verdict *v)
         qsort(j->ed, j->ned, sizeof *j->ed, edit_cmp);
         splice(j, 0, 0, j->n, &b);
         if (al_buf_detach(&b, &v->text, &v->len)) {
+            restore_in_place(j);
             job_release(j);
             return ENOMEM;
         }
         v->action = MCP_REPLACE;
+    } else {
+        restore_in_place(j);
     }
     if (j->note.len)
         al_buf_detach(&j->note, &v->note, NULL);
@@ -879,9 +1089,9 @@ int mcp_rewriter_client(mcp_rewriter *rw, const char *line, size_t len, mcp_verd
     return finish(&j, v);
 }
 
-int mcp_rewriter_server(mcp_rewriter *rw, const char *line, size_t len, mcp_verdict *v)
+int mcp_rewriter_server(mcp_rewriter *rw, char *line, size_t len, mcp_verdict *v)
 {
-    job j = {.rw = rw, .s = line, .n = len};
+    job j = {.rw = rw, .s = line, .w = line, .n = len};
     memset(v, 0, sizeof *v);
     each_object(&j, "server", v, server_fn, NULL, NULL);
     return finish(&j, v);

@@ -52,11 +52,19 @@ static void client(mcp_rewriter *rw, const char *line, int want_action, mcp_verd
     assert_int_equal(v->action, want_action);
 }
 
+/* The server's line is the rewriter's to write on: a copy, which must
+ * come back as it was whenever the verdict is MCP_PASS. */
 static void server(mcp_rewriter *rw, const char *line, int want_action, mcp_verdict *v)
 {
-    assert_int_equal(mcp_rewriter_server(rw, line, strlen(line), v), 0);
+    size_t n = strlen(line);
+    char *copy = strdup(line);
+    assert_non_null(copy);
+    assert_int_equal(mcp_rewriter_server(rw, copy, n, v), 0);
     if (v->action != want_action)
         fail_msg("action %d, want %d, for %.200s", v->action, want_action, line);
+    if (v->action == MCP_PASS && memcmp(copy, line, n) != 0)
+        fail_msg("a line passed changed: %.200s", copy);
+    free(copy);
 }
 
 static void client_pass(mcp_rewriter *rw, const char *line)
@@ -562,6 +570,86 @@ static void rewriter_should_answer_bytes_after_a_nul(void **state)
     mcp_verdict_release(&v);
 }
 
+/* A text token with every canonical escape, repeated until it is long. */
+static char *escaped_token(const char *unit_tok, size_t times)
+{
+    size_t k = strlen(unit_tok), n = 0;
+    char *t = malloc(k * times + 3);
+    assert_non_null(t);
+    t[n++] = '"';
+    for (size_t i = 0; i < times; i++, n += k)
+        memcpy(t + n, unit_tok, k);
+    t[n++] = '"';
+    t[n] = '\0';
+    return t;
+}
+
+static void rewriter_should_offload_texts_decoded_in_place(void **state)
+{
+    struct fx *f = *state;
+    /* Canonical: JSON.stringify's escapes, raw UTF-8, DEL. */
+    const char *unit = "q\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\xc3\xa9\x7f";
+    const char dec[] = "q\"\\\b\f\n\r\t\x01\x1f\xc3\xa9\x7f";
+    char *tok = escaped_token(unit, 3000), *msg, *ptr, *key;
+    void *got = NULL;
+    size_t glen = 0, dl = sizeof dec - 1;
+    mcp_verdict v;
+    mcp_rewriter *none = NULL;
+
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s},"
+              "{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_REPLACE, &v);
+    has(v.text, "\"},{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}}");
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, dl * 3000);
+    for (size_t i = 0; i < 3000; i++)
+        assert_memory_equal((char *)got + i * dl, dec, dl);
+    mcp_verdict_release(&v);
+    al_free(got);
+    free(key);
+    free(ptr);
+
+    /* The store failing: the line passes as it came (server() compares). */
+    assert_int_equal(mcp_rewriter_new(&none, NULL, NULL, 1), 0);
+    client_pass(none, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(none, msg, MCP_PASS, &v);
+    has(v.note, "no store: the result of 't'");
+    mcp_verdict_release(&v);
+    mcp_rewriter_free(none);
+    free(msg);
+    free(tok);
+
+    /* Over the policy by its token, not by its text (escapes count double
+     * in the token): decoded, judged, put back. */
+    tok = escaped_token("\\n", 20000); /* 40002 bytes, 20000 of text */
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_PASS, &v);
+    mcp_verdict_release(&v);
+    free(msg);
+    free(tok);
+
+    /* Not canonical (\u00e9, \/): decoded into a copy, stored the same. */
+    tok = escaped_token("\\u00e9\\/x", 10000);
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_REPLACE, &v);
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, 40000);
+    assert_memory_equal(got, "\xc3\xa9/x\xc3\xa9/x", 8);
+    mcp_verdict_release(&v);
+    al_free(got);
+    free(key);
+    free(ptr);
+    free(msg);
+    free(tok);
+}
+
 static void rewriter_should_pass_results_when_the_store_fails(void **state)
 {
     struct fx *f = *state;
@@ -601,6 +689,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

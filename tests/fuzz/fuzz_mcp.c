@@ -12,6 +12,8 @@
  * - what the rewriter sends instead of a message, or answers, is one valid
  *   JSON value (mcp_json_valid);
  * - a line the scanner refuses is never rewritten;
+ * - a server line passed on has its bytes as they came (the rewriter
+ *   decodes a long text over the line itself, and must put it back);
  * - the scanner stops inside the line, and a string token decodes, and
  *   what it decodes to (when valid UTF-8) encodes to a token that decodes
  *   back to the same bytes;
@@ -105,7 +107,18 @@ static void one(mcp_rewriter *rw, char side, const char *msg, size_t len)
     if (skip == 0 && pos > len)
         fail("the scanner went past the end", msg, len);
     check_string_token(msg, len);
-    rc = side == 'c' ? mcp_rewriter_client(rw, msg, len, &v) : mcp_rewriter_server(rw, msg, len, &v);
+    if (side == 'c') {
+        rc = mcp_rewriter_client(rw, msg, len, &v);
+    } else {
+        char *w = malloc(len ? len : 1);
+        if (!w)
+            abort();
+        memcpy(w, msg, len);
+        rc = mcp_rewriter_server(rw, w, len, &v);
+        if (rc == 0 && v.action == MCP_PASS && memcmp(w, msg, len) != 0)
+            fail("a server line passed with its bytes changed", w, len);
+        free(w);
+    }
     if (rc)
         fail("the rewriter failed", msg, len);
     switch (v.action) {
