@@ -441,10 +441,12 @@ static int still_over(job *j, size_t first, const char *tool, size_t vs, size_t 
 /* The text already stored for this result, to give a string of
  * structuredContent that holds the same text the same pointer. */
 typedef struct stored {
-    const al_buf *text;   /* the stored text (decoded) */
+    const al_buf *text;   /* the stored text (decoded), NULL when decoded in place */
     mcp_json_span raw;    /* its token when it came from one text part, else {0,0} */
     const char *ptr;      /* its pointer text */
     size_t plen;
+    const size_t *same;   /* decoded in place: the strings found equal to */
+    size_t nsame;         /* its token beforehand (their starts) */
 } stored;
 
 /* Whether the string token at [vs, ve) holds the stored text: its bytes
@@ -454,6 +456,12 @@ static int same_text(job *j, const stored *st, size_t vs, size_t ve, al_buf *dec
 {
     if (!st || !st->ptr)
         return 0;
+    if (!st->text) { /* the token is decoded in place: compared before */
+        for (size_t i = 0; i < st->nsame; i++)
+            if (st->same[i] == vs)
+                return 1;
+        return 0;
+    }
     if (st->raw.end && ve - vs == st->raw.end - st->raw.start &&
         memcmp(j->s + vs, j->s + st->raw.start, ve - vs) == 0)
         return 1;
@@ -745,23 +753,46 @@ static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t
 
 /* The one text part at [ts, te) of a result without structuredContent,
  * canonical: decoded in place, offloaded or put back. */
-static void offload_in_place(job *j, const char *tool, const mcp_json_span *content,
-                             const part *pt, size_t np, size_t ts, size_t te)
+static int offload_in_place(job *j, const char *tool, const mcp_json_span *content,
+                            const part *pt, size_t np, size_t ts, size_t te, char **ptr,
+                            size_t *plen)
 {
-    char *ptr = NULL;
-    size_t plen = 0;
     j->ip_active = 1;
     j->ip_start = ts;
     j->ip_end = te;
     j->ip_dlen = decode_in_place(j->w + ts, te - ts);
-    if (al_policy_decide(j->rw->pol, tool, j->w + ts, j->ip_dlen, NULL, NULL) &&
-        store_text(j, tool, j->w + ts, j->ip_dlen, &ptr, &plen) == 0) {
-        replace_content(j, content->start, content->end, pt, np, ptr, plen);
-        free(ptr);
+    if (al_policy_decide(j->rw->pol, tool, j->w + ts, j->ip_dlen, NULL, NULL)) {
+        if (store_text(j, tool, j->w + ts, j->ip_dlen, ptr, plen)) {
+            restore_in_place(j);
+            return -1; /* the store failed: the whole result passes */
+        }
+        replace_content(j, content->start, content->end, pt, np, *ptr, *plen);
         if (!j->nomem)
-            return; /* the token stays decoded: the content is replaced */
+            return 1; /* the token stays decoded: the content is replaced */
     }
     restore_in_place(j);
+    return 0;
+}
+
+/* The starts of the long strings of structuredContent at [vs, ve) whose
+ * bytes are those of the text token at [ts, te). Yours; NULL when none. */
+static size_t *same_strings(job *j, size_t vs, size_t ve, size_t ts, size_t te, size_t *n)
+{
+    sval *v = NULL;
+    size_t nv = 0, cap = 0, *out = NULL;
+    *n = 0;
+    collect_strings(j, vs, ve, &v, &nv, &cap, 0);
+    for (size_t i = 0; i < nv; i++) {
+        if (v[i].ve - v[i].vs != te - ts || memcmp(j->s + v[i].vs, j->s + ts, te - ts) != 0)
+            continue;
+        if (!out && !(out = malloc(nv * sizeof *out))) {
+            j->nomem = 1;
+            break;
+        }
+        out[(*n)++] = v[i].vs;
+    }
+    free(v);
+    return out;
 }
 
 /* The result object at RS of a tools/call of TOOL. */
@@ -775,7 +806,7 @@ static void rewrite_call_result(job *j, const char *tool, size_t rs)
     uint64_t raw = 0, limit = 0;
     int kind = 0;
     al_buf text = {0};
-    stored st = {&text, {0, 0}, NULL, 0};
+    stored st = {&text, {0, 0}, NULL, 0, NULL, 0};
     char *ptr = NULL;
 
     if (mcp_json_members(s, j->n, rs, names, 2, sp, NULL))
@@ -792,9 +823,25 @@ static void rewrite_call_result(job *j, const char *tool, size_t rs)
             ntext++;
         }
     if (ntext && maybe_over(kind, limit, raw)) {
-        if (ntext == 1 && !sp[1].end && j->w && !j->ip_active &&
+        if (ntext == 1 && j->w && !j->ip_active &&
             canonical_token(s + one.start, one.end - one.start)) {
-            offload_in_place(j, tool, &sp[0], pt, np, one.start, one.end);
+            /* structuredContent's copies of the text are found by their
+             * bytes before the token is decoded over them. */
+            int sc = sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&
+                     al_policy_decide(j->rw->pol, tool, s + sp[1].start,
+                                      sp[1].end - sp[1].start, NULL, NULL);
+            int r;
+            if (sc)
+                st.same = same_strings(j, sp[1].start, sp[1].end, one.start, one.end, &st.nsame);
+            r = j->nomem ? -1 : offload_in_place(j, tool, &sp[0], pt, np, one.start, one.end,
+                                                  &ptr, &st.plen);
+            if (r == 1) {
+                st.text = NULL;
+                st.ptr = ptr;
+            }
+            if (r >= 0 && sc && !j->nomem)
+                rewrite_structured(j, tool, sp[1].start, sp[1].end, &st);
+            free((void *)st.same);
             goto cleanup;
         }
         for (size_t i = 0; i < np && !text.failed; i++) {

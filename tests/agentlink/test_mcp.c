@@ -151,6 +151,20 @@ static char *pointer_key(const char *ptr)
     return strndup(p, n);
 }
 
+/* A text token with every canonical escape, repeated until it is long. */
+static char *escaped_token(const char *unit_tok, size_t times)
+{
+    size_t k = strlen(unit_tok), n = 0;
+    char *t = malloc(k * times + 3);
+    assert_non_null(t);
+    t[n++] = '"';
+    for (size_t i = 0; i < times; i++, n += k)
+        memcpy(t + n, unit_tok, k);
+    t[n++] = '"';
+    t[n] = '\0';
+    return t;
+}
+
 /* ---- the scanner --------------------------------------------------------------- */
 static void mcp_json_valid_should_follow_the_grammar(void **state)
 {
@@ -438,6 +452,29 @@ static void rewriter_should_keep_structured_content_shape(void **state)
     free(text);
 }
 
+/* The same with a text that is not canonical (\u00e9): decoded into a
+ * copy, structuredContent's copy found by comparing the decoded text. */
+static void rewriter_should_keep_structured_shape_for_any_encoding(void **state)
+{
+    struct fx *f = *state;
+    char *tok = escaped_token("\\u00e9 line\\n", 5000), *msg, *p1, *p2;
+    mcp_verdict v;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"r\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
+              "\"structuredContent\":{\"content\":%s}}}", tok, tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    p1 = decoded_after(v.text, "\"text\":");
+    p2 = decoded_after(v.text, "\"structuredContent\":{\"content\":");
+    assert_string_equal(p1, p2);
+    has(p1, "Size: 40000 bytes, 5000 lines");
+    mcp_verdict_release(&v);
+    free(p2);
+    free(p1);
+    free(msg);
+    free(tok);
+}
+
 static void rewriter_should_rewrite_inside_batches(void **state)
 {
     struct fx *f = *state;
@@ -570,20 +607,6 @@ static void rewriter_should_answer_bytes_after_a_nul(void **state)
     mcp_verdict_release(&v);
 }
 
-/* A text token with every canonical escape, repeated until it is long. */
-static char *escaped_token(const char *unit_tok, size_t times)
-{
-    size_t k = strlen(unit_tok), n = 0;
-    char *t = malloc(k * times + 3);
-    assert_non_null(t);
-    t[n++] = '"';
-    for (size_t i = 0; i < times; i++, n += k)
-        memcpy(t + n, unit_tok, k);
-    t[n++] = '"';
-    t[n] = '\0';
-    return t;
-}
-
 static void rewriter_should_offload_texts_decoded_in_place(void **state)
 {
     struct fx *f = *state;
@@ -684,6 +707,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_never_reuse_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_match_ids_by_value, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_content_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_shape_for_any_encoding, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_rewrite_inside_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
