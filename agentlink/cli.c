@@ -5,7 +5,6 @@
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
-#include "agentlink/mcp.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -22,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "agentlink/mcp.h" /* mcp-proxy, in cli_mcp.c */
 
 enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 
