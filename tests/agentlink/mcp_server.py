@@ -4,7 +4,8 @@ tests/agentlink/test_mcp_proxy.sh. Standard library only.
 
 Requests it answers:
   tools/list            two tools, "text" and "image"
-  tools/call "text"     {"n": lines, "width": chars per line, "structured": bool,
+  tools/call "text"     {"n": lines, "width": chars per line, "seed": random text,
+                         "structured": bool,
                          "image": bool, "progress": bool, "error": bool}
                         -> n lines "line I xxxx...", as one text part (plus an
                         image part, structuredContent {"content": text} on request;
@@ -20,8 +21,10 @@ A batch (array) is answered with an array of the answers.
 On stdin's end it writes "eof" to $MCP_SERVER_LOG (if set) and exits with
 $MCP_SERVER_EXIT (default 0); on SIGTERM it writes "term" and exits 7.
 """
+import base64
 import json
 import os
+import random
 import signal
 import sys
 
@@ -51,6 +54,10 @@ def send(obj):
 
 def text_of(args):
     n, width = int(args.get("n", 3)), int(args.get("width", 10))
+    if "seed" in args:  # random base64 lines: text a compressing store cannot shrink much
+        rnd = random.Random(args["seed"])
+        return "".join("line %d %s\n" % (i, base64.b64encode(rnd.randbytes(width * 3 // 4)).decode())
+                       for i in range(1, n + 1))
     return "".join("line %d %s\n" % (i, "x" * width) for i in range(1, n + 1))
 
 

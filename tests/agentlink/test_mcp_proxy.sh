@@ -143,7 +143,8 @@ has "read tool: a removed result is an error that says when and what to do" \
 has "... run the tool again" "$(py 'm[0]["result"]["content"][0]["text"]' "$OUT")" "run the tool that produced it again"
 ST2=$T_TMP/small
 $AGENTLINK --store "$ST2" init --max-total-bytes 300K --max-result-bytes 200K >/dev/null
-{ call 1 text '{"n":5000,"width":20}'; call 2 text '{"n":5000,"width":21}'; call 3 text '{"n":5000,"width":22}'; } >"$IN"
+# Random text, so that a store that compresses cannot keep all four.
+{ for i in 1 2 3 4; do call $i text "{\"n\":2000,\"width\":80,\"seed\":$i}"; done; } >"$IN"
 $AGENTLINK mcp-proxy --store "$ST2" -- $SERVER <"$IN" >"$OUT" 2>"$ERR"
 first=$(py 'm[0]["result"]["content"][0]["text"].split("\n")[1].strip()' "$OUT")
 rd 1 "{\"path\":\"$first\"}" >"$IN"
