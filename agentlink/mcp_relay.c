@@ -404,15 +404,13 @@ static long ms_now(void)
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Closes the server's stdin once the client's side has nothing left. */
+/* Closes the server's stdin once the client's side has nothing left to
+ * send (a dead side has dropped what it had: side_pump). */
 static void maybe_close_child_in(relay *r)
 {
     side *d = &r->c2s;
     if (d->out >= 0 && (d->eof || d->dead) && d->len == 0 && !d->op)
         side_close_out(d);
-    if (d->dead && d->out >= 0) {
-        side_close_out(d);
-    }
 }
 
 static void loop(relay *r)
