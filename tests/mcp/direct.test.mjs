@@ -9,11 +9,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { connect, EVERYTHING, filesystem, numberedLines } from './lib.mjs';
+import { connect, until, EVERYTHING, filesystem, numberedLines } from './lib.mjs';
 
 const tmp = mkdtempSync(join(process.env.MCP_TMP ?? '/tmp', 'mcp-direct.'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
+// A client that offers sampling, elicitation and roots. server-everything
+// asks for the roots 350 ms after initialising and waits for the answer:
+// sessions with these capabilities wait for that request before closing, or
+// the server would not exit when its stdin closes.
 const everyCaps = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 function everyHandlers(seen) {
     return [
@@ -24,9 +28,11 @@ function everyHandlers(seen) {
 }
 
 test('server-everything: the tools the proxy tests call are listed', async () => {
-    const s = await connect(EVERYTHING, { capabilities: everyCaps, handlers: everyHandlers([]) });
+    const seen = [];
+    const s = await connect(EVERYTHING, { capabilities: everyCaps, handlers: everyHandlers(seen) });
     try {
         const names = (await s.client.listTools()).tools.map((t) => t.name);
+        await until(() => seen.includes('roots/list'));
         for (const n of ['echo', 'get-env', 'get-sum', 'get-tiny-image', 'get-structured-content',
             'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list'])
             assert.ok(names.includes(n), `tool ${n} missing from ${names.join(', ')}`);

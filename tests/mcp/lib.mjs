@@ -53,11 +53,39 @@ export async function connect(server, o = {}) {
     const wire = [];
     const onmessage = transport.onmessage;
     transport.onmessage = (m, extra) => { wire.push(m); onmessage?.(m, extra); };
+    const proc = transport._process; // the SDK keeps its child here; close() needs its status
+    const exited = new Promise((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
     return {
         client, transport, wire,
         stderr: () => Buffer.concat(stderr).toString(),
-        close: async () => { await client.close(); },
+        // Closes stdin as a client does when it is done and waits for the
+        // server (or the proxy, which closes its child's stdin and exits with
+        // the child's status) to exit on its own: 5 s, 30 s under
+        // OFFLOADFS_WRAP (valgrind). A proxy that does not, or exits with a
+        // status other than 0 (a sanitizer's or valgrind's report is a
+        // non-zero status), fails the test, with its stderr.
+        close: async () => {
+            proc.stdin.end();
+            const limit = process.env.OFFLOADFS_WRAP ? 30000 : 5000;
+            const st = await Promise.race([exited, new Promise((r) => setTimeout(r, limit, null).unref())]);
+            if (st) transport._process = undefined; // gone already: the SDK need not wait or kill
+            await client.close();
+            const err = () => Buffer.concat(stderr).toString().slice(-3000);
+            if (!st) throw new Error(`${o.proxy ? 'proxy' : 'server'} still running ${limit / 1000} s after its stdin closed; stderr: ${err()}`);
+            if (o.proxy && (st.code !== 0 || st.signal))
+                throw new Error(`proxy exited with status ${st.code} signal ${st.signal} after its stdin closed; stderr: ${err()}`);
+            return st;
+        },
     };
+}
+
+// Waits (DEADLINE ms) until fn() is true.
+export async function until(fn, deadline = 5000) {
+    const end = Date.now() + deadline;
+    while (!fn()) {
+        if (Date.now() > end) throw new Error(`not within ${deadline} ms: ${fn}`);
+        await new Promise((r) => setTimeout(r, 20));
+    }
 }
 
 // The path a pointer text names under MOUNT, or null.
