@@ -5,6 +5,7 @@
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
+#include "agentlink/mcp.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -49,6 +50,9 @@ static const char usage_text[] =
     "                        move a directory of spilled result files (one file\n"
     "                        per result, key = file name) into the store; --keep\n"
     "                        leaves the originals in place\n"
+    "  mcp-proxy [--no-read-tool] -- COMMAND [ARG...]\n"
+    "                        relay an MCP stdio server, offloading large tool\n"
+    "                        results (agentlink mcp-proxy --help)\n"
     "\n"
     "Options:\n"
     "  --store DIR           store directory (else $OFFLOADFS_STORE, else\n"
@@ -1350,6 +1354,8 @@ int main(int argc, char **argv)
     const cmd *c = NULL;
     int ch, nargs;
 
+    if (cli_mcp_wanted(argc, argv)) /* its own options and the server's argv */
+        return cli_mcp_main(argc, argv);
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
         switch (ch) {

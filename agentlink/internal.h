@@ -57,4 +57,8 @@ int al_file_read(const char *path, size_t limit, char **out, size_t *len);
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
 
+/* HEX gets the 64 lowercase hex digits of the SHA-256 of LEN bytes at DATA,
+ * NUL-terminated (key.c). */
+void al_sha256_hex(const void *data, size_t len, char hex[65]);
+
 #endif
