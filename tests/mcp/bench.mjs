@@ -88,7 +88,11 @@ async function large(mb, runs, s, d) {
 }
 
 const out = { small: await small(Number(CALLS)), large: [] };
-const d = await connect(filesystem(WORK)), s = await connect(filesystem(WORK), { proxy: PROXY });
+// The direct client must take a 100 MB message: the SDK's transport closes
+// the session on one over 10 MiB unless told otherwise (the proxied client
+// keeps the default: it never sees a big one).
+const d = await connect(filesystem(WORK), { maxBufferSize: 1 << 30 }), s = await connect(filesystem(WORK), { proxy: PROXY });
+process.on('exit', (code) => { if (code) console.error(`bench.mjs: the proxy's stderr:\n${s.stderr()}\nthe direct server's:\n${d.stderr()}`); });
 try {
     await d.client.listTools(); await s.client.listTools();
     let biggest = 0;

@@ -32,15 +32,17 @@ export function proxyCommand(opts, server) {
     return { command: argv[0], args: argv.slice(1) };
 }
 
-// connect(server, {proxy, capabilities, handlers, env, stderr}) -> {client,
+// connect(server, {proxy, capabilities, handlers, env, maxBufferSize}) -> {client,
 // transport, wire, stderr(), close()}. `server` is the node argument list of a reference
 // server; `proxy` (the proxy's options: store, mount, ...) puts
 // `agentlink mcp-proxy` between the client and the server. `handlers` maps
 // request schemas (sampling, elicitation, roots) to the client's answers.
+// maxBufferSize: the SDK transport's bound on one incoming message (its
+// default, 10 MiB, closes the session on a bigger one).
 export async function connect(server, o = {}) {
     const params = o.proxy ? proxyCommand(o.proxy, server) : { command: process.execPath, args: server };
     const stderr = [];
-    const transport = new StdioClientTransport({ ...params, env: o.env, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ ...params, env: o.env, stderr: 'pipe', maxBufferSize: o.maxBufferSize });
     transport.stderr?.on('data', (b) => { stderr.push(b); });
     const client = new Client({ name: 'offloadfs-mcp-tests', version: '1.0.0' },
         { capabilities: o.capabilities ?? {} });

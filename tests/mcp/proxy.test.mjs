@@ -255,6 +255,21 @@ test('server-filesystem read_text_file of 1 MB: pointer in text and structuredCo
     figure(ptr.trimEnd().split('\n').map((l) => '    ' + l).join('\n'));
 });
 
+test('a 6 MB read_text_file: the SDK client\'s default 10 MiB message bound closes a direct session; through the proxy it arrives', async () => {
+    const f = numberedFile('six.txt', 6 << 20); // sent twice, escaped: a 12 MiB message
+    const d = await connect(filesystem(tmp));
+    try {
+        await assert.rejects(d.client.callTool({ name: 'read_text_file', arguments: { path: f.path } }), /Connection closed/,
+            'the pinned SDK refuses the direct message (if a new pin stops doing so, drop this half)');
+    } finally { await d.close().catch(() => {}); }
+    const p = await connect(filesystem(tmp), { proxy: PROXY });
+    try {
+        await p.client.listTools();
+        const r = await p.client.callTool({ name: 'read_text_file', arguments: { path: f.path } });
+        assertServes(mustPointer(r.content[0].text), f.data);
+    } finally { await p.close(); }
+});
+
 test('small read_text_file and other filesystem calls: identical through the proxy', async () => {
     writeFileSync(join(tmp, 'small.txt'), 'one\ntwo\nthree\n');
     const run = async (s) => {
