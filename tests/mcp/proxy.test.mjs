@@ -201,6 +201,32 @@ test('a store that cannot be opened or is damaged never breaks a call: the large
     }
 });
 
+test('logging: setLevel and the server\'s log notifications pass through the proxy', async () => {
+    const run = async (s) => {
+        const level = await s.client.setLoggingLevel('debug');
+        const on = await s.client.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+        await until(() => s.wire.some((m) => m.method === 'notifications/message'));
+        const off = await s.client.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+        const log = s.wire.find((m) => m.method === 'notifications/message');
+        return { level, on, off, log: { method: log.method, logger: log.params.logger, isLevel: /^(debug|info|notice|warning|error|critical|alert|emergency)$/.test(log.params.level) } };
+    };
+    const [d, p] = await both(EVERYTHING, run);
+    assert.equal(d.log.isLevel, true);
+    assert.deepEqual(p, d);
+});
+
+test('twenty calls in flight at once, large and small: each answer matches its own call', async () => {
+    const s = await connect(EVERYTHING, { proxy: PROXY });
+    try {
+        const msgs = Array.from({ length: 20 }, (_, i) => (i % 3 === 0 ? numberedLines(40_000 + i * 1000).replaceAll('fox', `fox${i}`) : `small ${i}`));
+        const rs = await Promise.all(msgs.map((message) => s.client.callTool({ name: 'echo', arguments: { message } })));
+        rs.forEach((r, i) => {
+            if (i % 3 === 0) assertServes(mustPointer(r.content[0].text), `Echo: ${msgs[i]}`);
+            else assert.deepEqual(r.content, [{ type: 'text', text: `Echo: ${msgs[i]}` }]);
+        });
+    } finally { await s.close(); }
+});
+
 test('progress notifications through the proxy: all of them, in order, before the result', async () => {
     const run = async (s) => {
         const seen = [];
