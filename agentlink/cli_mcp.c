@@ -66,6 +66,7 @@ int cli_mcp_main(int argc, char **argv)
         {"no-read-tool", no_argument, NULL, M_NO_READ},
         {"json", no_argument, NULL, M_JSON},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *dir = NULL, *ns = NULL, *mount = NULL, *config = NULL;
@@ -80,7 +81,7 @@ int cli_mcp_main(int argc, char **argv)
     /* "+": stop at the first argument that is not an option: the command
      * name, then the server's command line. */
     for (;;) {
-        while ((ch = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+        while ((ch = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
             switch (ch) {
             case M_STORE:
                 if (!*optarg)
@@ -94,6 +95,9 @@ int cli_mcp_main(int argc, char **argv)
             case M_JSON: break; /* a common flag: nothing to print here */
             case 'h':
                 fputs(mcp_usage, stdout);
+                return fflush(stdout) == 0 ? 0 : 1;
+            case 'V':
+                printf("agentlink %s\n", al_version());
                 return fflush(stdout) == 0 ? 0 : 1;
             case ':':
                 return mcp_usage_error("option needs a value:", argv[optind - 1]);

@@ -164,7 +164,8 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
 /* Answers the arguments ARGS (LEN bytes of a JSON object, or NULL: none) of
  * a read_offloaded_result call: *TEXT gets the answer's text, *IS_ERROR 1
  * when it is an error a model should act on (bad arguments, unknown or
- * evicted path, store unavailable). (mcp_read.c.)
+ * evicted path, store unavailable), *TLEN its length (the text may hold
+ * NUL bytes from the stored result). (mcp_read.c.)
  * The answer holds at most BUDGET bytes of lines (each line numbered, as
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
@@ -172,7 +173,7 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * with it only matching lines count, with their numbers.
  * Returns 0 or ENOMEM. */
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
-                    char **text, int *is_error);
+                    char **text, size_t *tlen, int *is_error);
 
 /* ---- The relay (mcp_relay.c) -------------------------------------------- */
 typedef struct mcp_relay_opts {

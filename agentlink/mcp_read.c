@@ -30,10 +30,10 @@ typedef struct rq {
     const char *pattern; /* NULL: every line */
 } rq;
 
-static int answer(al_buf *b, char **text, int *is_error, int err)
+static int answer(al_buf *b, char **text, size_t *tlen, int *is_error, int err)
 {
     *is_error = err;
-    return al_buf_detach(b, text, NULL);
+    return al_buf_detach(b, text, tlen);
 }
 
 /* An integer argument: absent (DEF), else a whole number >= 1. */
@@ -197,7 +197,7 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, rege
 }
 
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, char **text,
-                    int *is_error)
+                    size_t *tlen, int *is_error)
 {
     cJSON *j = NULL;
     rq r = {0};
@@ -269,5 +269,5 @@ done:
     al_free(data);
     al_free(key);
     cJSON_Delete(j);
-    return answer(&b, text, is_error, err);
+    return answer(&b, text, tlen, is_error, err);
 }

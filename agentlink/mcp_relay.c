@@ -17,15 +17,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define CHUNK 65536u
 /* After a big message, a buffer over this size is given back. */
@@ -141,48 +138,70 @@ static void signals_drain(relay *r)
 }
 
 /* ---- the server ----------------------------------------------------------- */
+/* In the child: the pipes as stdin and stdout, signals as a new program
+ * expects them, then the server; on failure errno goes up ERRFD. Only
+ * async-signal-safe calls between fork and exec. */
+static void child_exec(int in, int out, int errfd, char *const *argv)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    sigset_t none;
+    int e;
+    if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+        goto fail;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execvp(argv[0], argv);
+fail:
+    e = errno;
+    (void)!write(errfd, &e, sizeof e);
+    _exit(127);
+}
+
+/* Starts the server. fork and exec rather than posix_spawn: the exec's
+ * errno comes back through a close-on-exec pipe everywhere (posix_spawnp
+ * reports it only on some libcs, and not under valgrind). Returns 0 or
+ * the errno of the failed start. */
 static int spawn(relay *r, char *const *argv)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    sigset_t none, def;
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, rc;
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1}, rc = 0, e = 0;
+    ssize_t n;
 
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
         rc = errno;
-        goto fail;
+        goto done;
     }
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    posix_spawnattr_init(&at);
-    sigemptyset(&none);
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGHUP);
-    sigaddset(&def, SIGCHLD);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    rc = posix_spawnp(&r->child, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (rc)
-        goto fail;
-    close(in[0]);
-    close(out[1]);
+    r->child = fork();
+    if (r->child < 0) {
+        rc = errno;
+        goto done;
+    }
+    if (r->child == 0)
+        child_exec(in[0], out[1], ep[1], argv);
+    close(ep[1]);
+    ep[1] = -1;
+    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof e) { /* exec failed: the child is gone */
+        rc = e ? e : ENOEXEC;
+        while (waitpid(r->child, NULL, 0) < 0 && errno == EINTR)
+            ;
+        r->child = 0;
+        goto done;
+    }
     r->c2s.out = in[1];
     r->s2c.in = out[0];
-    fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-    return 0;
-fail:
+    in[1] = out[0] = -1;
+    fcntl(r->c2s.out, F_SETFL, fcntl(r->c2s.out, F_GETFL) | O_NONBLOCK);
+done:
     for (int i = 0; i < 2; i++) {
         if (in[i] >= 0)
             close(in[i]);
         if (out[i] >= 0)
             close(out[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
     }
     return rc;
 }

@@ -615,7 +615,7 @@ static void answer_read(job *j, size_t is, size_t ie, size_t as, size_t ae, char
     char *text = NULL;
     int is_error = 0, kind = 0;
     uint64_t limit = 0;
-    size_t budget = MCP_READ_BUDGET;
+    size_t budget = MCP_READ_BUDGET, tlen = 0;
     al_buf b = {0};
 
     al_policy_decide(rw->pol, MCP_READ_TOOL, "x", 1, &kind, &limit);
@@ -623,7 +623,7 @@ static void answer_read(job *j, size_t is, size_t ie, size_t as, size_t ae, char
         budget = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
     else if (kind == AL_OFFLOAD_OVER_TOKENS)
         budget = limit > SIZE_MAX / 4 ? SIZE_MAX : (size_t)limit * 4;
-    if (mcp_read_answer(rw->h, as < ae ? j->s + as : NULL, ae - as, budget, &text,
+    if (mcp_read_answer(rw->h, as < ae ? j->s + as : NULL, ae - as, budget, &text, &tlen,
                         &is_error)) {
         j->nomem = 1;
         return;
@@ -631,7 +631,7 @@ static void answer_read(job *j, size_t is, size_t ie, size_t as, size_t ae, char
     al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
     al_buf_add(&b, j->s + is, ie - is);
     al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
-    mcp_json_string_encode(&b, text, strlen(text));
+    mcp_json_string_encode(&b, text, tlen);
     al_buf_addf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
     free(text);
     if (al_buf_detach(&b, out, outlen))
