@@ -95,9 +95,20 @@ test('tools/list through the proxy: the server\'s tools unchanged, plus read_off
     assert.deepEqual(added[0].inputSchema.required, ['path']);
 });
 
-test('--no-read-tool: tools/list identical to the server\'s', async () => {
-    const [d, p] = await both(EVERYTHING, (s) => s.client.listTools(), { proxy: { ...PROXY, noReadTool: true } });
+test('--no-read-tool: tools/list and a call of read_offloaded_result as without the proxy; the pointer does not name it', async () => {
+    const run = async (s) => ({
+        list: await s.client.listTools(),
+        read: await outcome(s.client.callTool({ name: READ_TOOL, arguments: { path: `${MOUNT}/x` } })),
+    });
+    const [d, p] = await both(EVERYTHING, run, { proxy: { ...PROXY, noReadTool: true } });
     assert.deepEqual(p, d);
+    const msg = numberedLines(100_000).replaceAll('dog', 'cat');
+    const s = await connect(EVERYTHING, { proxy: { ...PROXY, noReadTool: true } });
+    try {
+        const r = await s.client.callTool({ name: 'echo', arguments: { message: msg } });
+        assert.doesNotMatch(r.content[0].text, new RegExp(READ_TOOL));
+        assertServes(mustPointer(r.content[0].text), `Echo: ${msg}`);
+    } finally { await s.close(); }
 });
 
 test('small results, prompts, resources, ping and errors: identical direct and through the proxy', async () => {
@@ -195,9 +206,12 @@ test('a store that cannot be opened or is damaged never breaks a call: the large
         small: await s.client.callTool({ name: 'echo', arguments: { message: 'still here' } }),
     });
     for (const store of [join(tmp, 'not-a-store'), join(tmp, 'damaged')]) {
-        const [d, p] = await both(EVERYTHING, run, { proxy: { store, mount: MOUNT } });
+        let log = '';
+        const [d, p] = await both(EVERYTHING, async (s) => { const r = await run(s); log = s.stderr(); return r; },
+            { proxy: { store, mount: MOUNT } });
         assert.equal(d.big.content[0].text.length, msg.length + 6);
         assert.deepEqual(p, d, `store ${store}`);
+        assert.ok(log.includes(store), `the proxy says on stderr which store failed: ${log}`);
     }
 });
 
