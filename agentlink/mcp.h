@@ -34,10 +34,12 @@
  *   batch) is answered by the proxy, never forwarded.
  *
  * Keys: an offloaded text is stored under the key derived (al_key_derive)
- * from "mcp-TOOL-HASH", HASH the first 16 hex digits of the SHA-256 of the
- * stored text. A path therefore only ever names one content, across
- * sessions and processes (JSON-RPC ids, which restart every session, play
- * no part); the same output twice lands on the same path.
+ * from "mcp-TOOL-NONCE-N": NONCE is 64 random bits drawn when the rewriter
+ * is made (one per session), N counts the results this rewriter stored,
+ * from 1. A path therefore names one content only, across sessions and
+ * processes: JSON-RPC ids, which restart in every session and may be
+ * reused within one, play no part, and no pass over the text is needed
+ * (a content hash would cost a SHA-256 of every large result).
  *
  * Caveats
  * =======
@@ -99,6 +101,19 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
  * ENOENT (no such member) or EINVAL (not an object). */
 int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_t *vs,
                     size_t *ve);
+
+/* A value's bytes: [start, end); end 0 when absent. */
+typedef struct mcp_json_span {
+    size_t start, end;
+} mcp_json_span;
+
+/* Finds, in one pass over the object at POS, the members named NAMES[0..COUNT)
+ * (the first of each name wins): SPANS[i] is the value of NAMES[i], or
+ * {0, 0}. The pass checks every value it skips, so 0 means the whole object
+ * is valid JSON; *END (may be NULL) gets the offset just past it.
+ * Returns 0 or EINVAL (not an object, or malformed). */
+int mcp_json_members(const char *s, size_t n, size_t pos, const char *const *names,
+                     size_t count, mcp_json_span *spans, size_t *end);
 
 /* Whether the string token [S, S+N) (quotes included) decodes to NAME. */
 int mcp_json_string_is(const char *s, size_t n, const char *name);

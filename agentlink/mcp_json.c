@@ -12,6 +12,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 size_t mcp_json_ws(const char *s, size_t n, size_t pos)
@@ -30,6 +31,28 @@ static int hexval(char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+/* The first offset at or after I where S holds '"', '\\' or a control
+ * byte (or N): eight bytes at a time, as the plain bytes of a long text
+ * are nearly all of a large message. The word tests may report a byte
+ * that is none of those (never miss one): the byte loop then decides. */
+static size_t plain_run(const char *s, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (n - i >= 8) {
+        uint64_t w, q, b;
+        memcpy(&w, s + i, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        if (((q - ones) & ~q & highs) | ((b - ones) & ~b & highs) |
+            ((w - ones * 0x20) & ~w & highs))
+            break;
+        i += 8;
+    }
+    while (i < n && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20)
+        i++;
+    return i;
 }
 
 /* Skips the string token at s[*pos] == '"'. */
@@ -65,9 +88,7 @@ static int skip_string(const char *s, size_t n, size_t *pos)
             continue;
         }
         /* Plain bytes: jump to the next quote, backslash or control. */
-        i++;
-        while (i < n && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20)
-            i++;
+        i = plain_run(s, i + 1, n);
     }
     return EINVAL;
 }
@@ -251,6 +272,7 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
     if (i < n && s[i] == ',') {
         it->pos = mcp_json_ws(s, n, i + 1);
     } else if (i < n && s[i] == it->close) {
+        it->pos = i;
         it->done = 1;
     } else {
         it->done = 1;
@@ -293,6 +315,31 @@ int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_
             return 0;
         }
     return r < 0 ? EINVAL : ENOENT;
+}
+
+int mcp_json_members(const char *s, size_t n, size_t pos, const char *const *names,
+                     size_t count, mcp_json_span *spans, size_t *end)
+{
+    mcp_json_iter it;
+    size_t ks, ke, a, b;
+    int r;
+    for (size_t i = 0; i < count; i++)
+        spans[i].start = spans[i].end = 0;
+    pos = mcp_json_ws(s, n, pos);
+    if (pos >= n || s[pos] != '{' || mcp_json_iter_begin(&it, s, n, pos))
+        return EINVAL;
+    while ((r = mcp_json_iter_next(&it, &ks, &ke, &a, &b)) == 1)
+        for (size_t i = 0; i < count; i++)
+            if (spans[i].end == 0 && mcp_json_string_is(s + ks, ke - ks, names[i])) {
+                spans[i].start = a;
+                spans[i].end = b;
+                break;
+            }
+    if (r < 0)
+        return EINVAL;
+    if (end) /* just past the closing brace */
+        *end = it.pos + 1;
+    return 0;
 }
 
 static void add_utf8(al_buf *b, unsigned cp)

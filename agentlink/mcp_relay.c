@@ -332,6 +332,12 @@ static void side_take(relay *r, side *d, size_t ll, int nl)
 /* Turns complete lines into messages while D has nothing in flight. */
 static void side_pump(relay *r, side *d)
 {
+    if (d->dead) { /* nowhere to send it: drop what was read, unread */
+        if (d->op)
+            side_done(d);
+        d->len = d->start = d->scanned = 0;
+        return;
+    }
     while (!d->op && d->len > 0) {
         char *p = d->buf + d->start;
         char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
@@ -418,15 +424,12 @@ static void loop(relay *r)
 
         side_pump(r, &r->c2s);
         side_pump(r, &r->s2c);
-        if (r->c2s.dead && r->c2s.op) /* the server's stdin is gone: drop */
-            side_done(&r->c2s);
-        if (r->s2c.dead) { /* the client is gone: drop what the server says */
-            if (r->s2c.op)
-                side_done(&r->s2c);
-            r->s2c.len = r->s2c.start = r->s2c.scanned = 0;
+        if (r->s2c.dead) { /* the client is gone: what the server says is dropped */
             r->answers.len = r->answers_off = 0;
-            if (!r->c2s.eof) /* and end the session for the server */
-                r->c2s.eof = 1;
+            r->c2s.eof = 1; /* and end the session for the server */
+            r->client_closed = 1;
+            if (r->c2s.op)
+                side_done(&r->c2s);
             r->c2s.len = r->c2s.start = r->c2s.scanned = 0;
         }
         maybe_close_child_in(r);
@@ -455,9 +458,9 @@ static void loop(relay *r)
             is = npf;
             pf[npf++] = (struct pollfd){r->s2c.in, POLLIN, 0};
         }
-        if ((r->s2c.op || r->answers.len) && !r->s2c.dead) {
+        if (!r->s2c.dead) { /* always: POLLERR says the client stopped reading */
             os = npf;
-            pf[npf++] = (struct pollfd){r->s2c.out, POLLOUT, 0};
+            pf[npf++] = (struct pollfd){r->s2c.out, (short)(r->s2c.op || r->answers.len ? POLLOUT : 0), 0};
         }
         if (poll(pf, (nfds_t)npf, timeout) < 0) {
             if (errno != EINTR) {
@@ -480,8 +483,10 @@ static void loop(relay *r)
         }
         if (oc >= 0 && pf[oc].revents)
             side_write(&r->c2s);
-        if (os >= 0 && pf[os].revents)
+        if (os >= 0 && (pf[os].revents & POLLOUT))
             client_write(r);
+        else if (os >= 0 && (pf[os].revents & (POLLERR | POLLHUP | POLLNVAL)))
+            r->s2c.dead = 1;
     }
 }
 

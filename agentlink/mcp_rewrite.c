@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { REQ_CALL = 1, REQ_LIST = 2 };
 
@@ -29,6 +32,8 @@ struct mcp_rewriter {
     int read_tool;
     int server_read_tool; /* the server has a tool of that name itself */
     char *tool_def;     /* the read tool, as a JSON object */
+    char nonce[17];     /* 64 random bits, hex: this session's part of every key */
+    unsigned long long seq; /* results stored so far in this session */
     pending *pend;
     size_t npend, cappend;
 };
@@ -246,6 +251,22 @@ static char *make_tool_def(const al_store *h)
     return out;
 }
 
+/* 64 random bits as 16 hex digits: what makes this session's keys its own.
+ * getrandom() never fails for 8 bytes once the pool is ready; should it,
+ * the time in ns, the pid and an address still make a collision with
+ * another session's nonce a matter of chance. */
+static void session_nonce(char hex[17])
+{
+    uint64_t x = 0;
+    if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)hex;
+    }
+    snprintf(hex, 17, "%016llx", (unsigned long long)x);
+}
+
 int mcp_rewriter_new(mcp_rewriter **out, al_store *h, const al_policy *pol,
                      int read_tool)
 {
@@ -259,6 +280,7 @@ int mcp_rewriter_new(mcp_rewriter **out, al_store *h, const al_policy *pol,
     rw->h = h;
     rw->pol = pol;
     rw->read_tool = read_tool;
+    session_nonce(rw->nonce);
     al_policy_preview(pol, &pv);
     snprintf(json, sizeof json,
              "{\"preview\":{\"head_lines\":%u,\"tail_lines\":%u,\"max_line_chars\":%u},"
@@ -303,7 +325,7 @@ static int store_text(job *j, const char *tool, const char *data, size_t len, ch
                       size_t *plen)
 {
     mcp_rewriter *rw = j->rw;
-    char hex[65], *raw = NULL, *key = NULL, *path = NULL, *out = NULL;
+    char *raw = NULL, *key = NULL, *path = NULL, *out = NULL;
     al_buf b = {0};
     size_t outlen = 0;
     int rc;
@@ -313,8 +335,7 @@ static int store_text(job *j, const char *tool, const char *data, size_t len, ch
         note_add(j, "no store: the result of '%s' (%zu bytes) passed unchanged", tool, len);
         return AL_ENOSTORE;
     }
-    al_sha256_hex(data, len, hex);
-    al_buf_addf(&b, "mcp-%s-%.16s", tool, hex);
+    al_buf_addf(&b, "mcp-%s-%s-%llu", tool, rw->nonce, ++rw->seq);
     if (al_buf_detach(&b, &raw, NULL) || al_key_derive(raw, strlen(raw), &key) ||
         al_store_path_of(rw->h, key, &path)) {
         rc = ENOMEM;
@@ -410,11 +431,36 @@ static int still_over(job *j, size_t first, const char *tool, size_t vs, size_t 
     return over;
 }
 
+/* The text already stored for this result, to give a string of
+ * structuredContent that holds the same text the same pointer. */
+typedef struct stored {
+    const al_buf *text;   /* the stored text (decoded) */
+    mcp_json_span raw;    /* its token when it came from one text part, else {0,0} */
+    const char *ptr;      /* its pointer text */
+    size_t plen;
+} stored;
+
+/* Whether the string token at [vs, ve) holds the stored text: its bytes
+ * equal to the text part's token (what servers send: one encoder, one
+ * text), else decoded and compared. */
+static int same_text(job *j, const stored *st, size_t vs, size_t ve, al_buf *dec)
+{
+    if (!st || !st->ptr)
+        return 0;
+    if (st->raw.end && ve - vs == st->raw.end - st->raw.start &&
+        memcmp(j->s + vs, j->s + st->raw.start, ve - vs) == 0)
+        return 1;
+    if (mcp_json_string_decode(j->s + vs, ve - vs, dec)) {
+        j->nomem = dec->failed;
+        return 0;
+    }
+    return dec->len == st->text->len && memcmp(dec->p, st->text->p, dec->len) == 0;
+}
+
 /* structuredContent at [vs, ve), over the policy: replace its longest
- * strings by pointers until it is not. TEXT (may be NULL) is the text
- * already stored, PTR its pointer. */
-static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve,
-                               const al_buf *text, const char *ptr, size_t plen)
+ * strings by pointers until it is not. ST (may be NULL) is the text
+ * already stored and its pointer. */
+static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve, const stored *st)
 {
     sval *v = NULL;
     size_t nv = 0, cap = 0, first = j->ned, done = 0;
@@ -427,17 +473,16 @@ static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve,
         al_buf dec = {0}, enc = {0};
         char *p = NULL, *own = NULL;
         size_t pl = 0;
-        if (mcp_json_string_decode(j->s + v[i].vs, v[i].ve - v[i].vs, &dec)) {
-            j->nomem = dec.failed;
-            al_buf_release(&dec);
-            break;
-        }
-        if (text && ptr && dec.len == text->len && memcmp(dec.p, text->p, dec.len) == 0) {
-            p = (char *)ptr;
-            pl = plen;
-        } else if (store_text(j, tool, dec.p ? dec.p : "", dec.len, &own, &pl) == 0) {
+        if (same_text(j, st, v[i].vs, v[i].ve, &dec)) {
+            p = (char *)st->ptr;
+            pl = st->plen;
+        } else if (!j->nomem && (dec.len || mcp_json_string_decode(j->s + v[i].vs,
+                                                                      v[i].ve - v[i].vs, &dec) == 0) &&
+                   store_text(j, tool, dec.p ? dec.p : "", dec.len, &own, &pl) == 0) {
             p = own;
         }
+        if (dec.failed)
+            j->nomem = 1;
         al_buf_release(&dec);
         if (!p)
             break; /* the store failed: the note says why */
@@ -465,87 +510,135 @@ static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve,
     free(v);
 }
 
-/* The result object at [rs, re) of a tools/call of TOOL. */
-static void rewrite_call_result(job *j, const char *tool, size_t rs, size_t re)
-{
-    const char *s = j->s;
-    size_t cs, ce, ss, se, ks, ke, es, ee, a, b;
-    size_t nparts = 0;
-    al_buf text = {0};
-    char *ptr = NULL;
-    size_t plen = 0;
-    mcp_json_iter it;
-    int have_content, offloaded = 0;
-    (void)re;
+/* One element of a result's "content". */
+typedef struct part {
+    mcp_json_span el;   /* the element */
+    mcp_json_span text; /* its "text" string when it is a text part, else {0,0} */
+} part;
 
-    have_content = mcp_json_member(s, j->n, rs, "content", &cs, &ce) == 0 && s[cs] == '[';
-    if (have_content && mcp_json_iter_begin(&it, s, j->n, cs) == 0) {
-        while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1) {
-            if (s[es] != '{' || mcp_json_member(s, j->n, es, "type", &a, &b) ||
-                !mcp_json_string_is(s + a, b - a, "text") ||
-                mcp_json_member(s, j->n, es, "text", &a, &b) || s[a] != '"')
-                continue;
-            if (nparts++)
-                al_buf_addc(&text, '\n');
-            if (mcp_json_string_decode(s + a, b - a, &text))
-                break;
-        }
-        if (text.failed)
-            j->nomem = 1;
-    }
-    if (nparts && !j->nomem && al_policy_decide(j->rw->pol, tool, text.p, text.len, NULL, NULL)) {
-        if (store_text(j, tool, text.p, text.len, &ptr, &plen) == 0) {
-            al_buf c = {0};
-            char *ctext = NULL;
-            size_t clen = 0;
-            al_buf_adds(&c, "[{\"type\":\"text\",\"text\":");
-            mcp_json_string_encode(&c, ptr, plen);
-            al_buf_addc(&c, '}');
-            mcp_json_iter_begin(&it, s, j->n, cs);
-            while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1) {
-                if (s[es] == '{' && mcp_json_member(s, j->n, es, "type", &a, &b) == 0 &&
-                    mcp_json_string_is(s + a, b - a, "text") &&
-                    mcp_json_member(s, j->n, es, "text", &a, &b) == 0 && s[a] == '"')
-                    continue;
-                al_buf_addc(&c, ',');
-                al_buf_add(&c, s + es, ee - es);
-            }
-            al_buf_addc(&c, ']');
-            if (al_buf_detach(&c, &ctext, &clen) == 0)
-                edit_add(j, cs, ce, ctext, clen);
-            else
+/* Lists the elements of the content array at [cs, ce), in one pass over
+ * each. Returns how many, or 0 (none, or out of memory: nomem set). */
+static size_t content_parts(job *j, size_t cs, part **out)
+{
+    static const char *const names[] = {"type", "text"};
+    const char *s = j->s;
+    mcp_json_iter it;
+    mcp_json_span sp[2];
+    size_t ks, ke, es, ee, n = 0, cap = 0;
+    part *v = NULL;
+
+    *out = NULL;
+    if (mcp_json_iter_begin(&it, s, j->n, cs))
+        return 0;
+    while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1) {
+        part pt = {{es, ee}, {0, 0}};
+        if (s[es] == '{' && mcp_json_members(s, j->n, es, names, 2, sp, NULL) == 0 &&
+            sp[0].end && mcp_json_string_is(s + sp[0].start, sp[0].end - sp[0].start, "text") &&
+            sp[1].end && s[sp[1].start] == '"')
+            pt.text = sp[1];
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            part *np = realloc(v, nc * sizeof *np);
+            if (!np) {
+                free(v);
                 j->nomem = 1;
-            offloaded = 1;
-        } else {
-            /* The store failed: the whole result passes unchanged. */
-            goto cleanup;
+                return 0;
+            }
+            v = np;
+            cap = nc;
         }
+        v[n++] = pt;
     }
-    if (!j->nomem && mcp_json_member(s, j->n, rs, "structuredContent", &ss, &se) == 0 &&
-        (s[ss] == '{' || s[ss] == '[') &&
-        al_policy_decide(j->rw->pol, tool, s + ss, se - ss, NULL, NULL))
-        rewrite_structured(j, tool, ss, se, offloaded ? &text : NULL, ptr, plen);
+    *out = v;
+    return n;
+}
+
+/* The new "content": the pointer, then every part that is not text. */
+static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t np,
+                            const char *ptr, size_t plen)
+{
+    al_buf c = {0};
+    char *ctext = NULL;
+    size_t clen = 0;
+    al_buf_adds(&c, "[{\"type\":\"text\",\"text\":");
+    mcp_json_string_encode(&c, ptr, plen);
+    al_buf_addc(&c, '}');
+    for (size_t i = 0; i < np; i++) {
+        if (pt[i].text.end)
+            continue;
+        al_buf_addc(&c, ',');
+        al_buf_add(&c, j->s + pt[i].el.start, pt[i].el.end - pt[i].el.start);
+    }
+    al_buf_addc(&c, ']');
+    if (al_buf_detach(&c, &ctext, &clen) == 0)
+        edit_add(j, cs, ce, ctext, clen);
+    else
+        j->nomem = 1;
+}
+
+/* The result object at RS of a tools/call of TOOL. */
+static void rewrite_call_result(job *j, const char *tool, size_t rs)
+{
+    static const char *const names[] = {"content", "structuredContent"};
+    const char *s = j->s;
+    mcp_json_span sp[2];
+    part *pt = NULL;
+    size_t np = 0, ntext = 0;
+    al_buf text = {0};
+    stored st = {&text, {0, 0}, NULL, 0};
+    char *ptr = NULL;
+
+    if (mcp_json_members(s, j->n, rs, names, 2, sp, NULL))
+        return;
+    if (sp[0].end && s[sp[0].start] == '[')
+        np = content_parts(j, sp[0].start, &pt);
+    for (size_t i = 0; i < np && !text.failed; i++) {
+        if (!pt[i].text.end)
+            continue;
+        if (ntext++)
+            al_buf_addc(&text, '\n');
+        else
+            st.raw = pt[i].text;
+        mcp_json_string_decode(s + pt[i].text.start, pt[i].text.end - pt[i].text.start, &text);
+    }
+    if (ntext > 1)
+        st.raw = (mcp_json_span){0, 0};
+    if (text.failed)
+        j->nomem = 1;
+    if (ntext && !j->nomem && al_policy_decide(j->rw->pol, tool, text.p, text.len, NULL, NULL)) {
+        if (store_text(j, tool, text.p, text.len, &ptr, &st.plen))
+            goto cleanup; /* the store failed: the whole result passes unchanged */
+        st.ptr = ptr;
+        replace_content(j, sp[0].start, sp[0].end, pt, np, ptr, st.plen);
+    }
+    if (!j->nomem && sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&
+        al_policy_decide(j->rw->pol, tool, s + sp[1].start, sp[1].end - sp[1].start, NULL, NULL))
+        rewrite_structured(j, tool, sp[1].start, sp[1].end, &st);
 cleanup:
+    free(pt);
     free(ptr);
     al_buf_release(&text);
 }
 
 /* The result object at [rs, re) of a tools/list: add the read tool to its
  * last page. */
-static void rewrite_list_result(job *j, size_t rs, size_t re)
+static void rewrite_list_result(job *j, size_t rs)
 {
+    static const char *const names[] = {"tools", "nextCursor"};
     const char *s = j->s;
     mcp_rewriter *rw = j->rw;
-    size_t ts, te, a, b, ks, ke, es, ee, nc, nce;
+    size_t ts, te, a, b, ks, ke, es, ee;
+    mcp_json_span sp[2];
     mcp_json_iter it;
     al_buf t = {0};
     char *text = NULL;
     size_t len = 0;
     int empty;
-    (void)re;
 
-    if (mcp_json_member(s, j->n, rs, "tools", &ts, &te) || s[ts] != '[')
+    if (mcp_json_members(s, j->n, rs, names, 2, sp, NULL) || !sp[0].end || s[sp[0].start] != '[')
         return;
+    ts = sp[0].start;
+    te = sp[0].end;
     mcp_json_iter_begin(&it, s, j->n, ts);
     empty = it.done;
     while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1)
@@ -557,7 +650,7 @@ static void rewrite_list_result(job *j, size_t rs, size_t re)
             rw->server_read_tool = 1;
             return;
         }
-    if (mcp_json_member(s, j->n, rs, "nextCursor", &nc, &nce) == 0 && s[nc] == '"')
+    if (sp[1].end && s[sp[1].start] == '"')
         return; /* not the last page */
     if (empty) {
         al_buf_addc(&t, '[');
@@ -578,30 +671,31 @@ static void rewrite_list_result(job *j, size_t rs, size_t re)
 }
 
 /* ---- messages ---------------------------------------------------------------- */
-/* One message object from the server at [os, oe). */
-static void server_object(job *j, size_t os, size_t oe)
+/* The members of a message the rewriter looks at, found in one pass. */
+enum { M_METHOD, M_ID, M_RESULT, M_PARAMS, M_COUNT };
+static const char *const msg_names[M_COUNT] = {"method", "id", "result", "params"};
+
+/* One message object from the server, its members in SP. */
+static void server_object(job *j, const mcp_json_span *sp)
 {
     const char *s = j->s;
     mcp_rewriter *rw = j->rw;
-    size_t a, b, rs, re;
     pending *p;
     char *id;
-    (void)oe;
 
-    if (rw->npend == 0 || mcp_json_member(s, j->n, os, "method", &a, &b) == 0 ||
-        mcp_json_member(s, j->n, os, "id", &a, &b))
+    if (rw->npend == 0 || sp[M_METHOD].end || !sp[M_ID].end)
         return; /* a request or notification of the server's own */
-    if (!(id = id_key(j, a, b)))
+    if (!(id = id_key(j, sp[M_ID].start, sp[M_ID].end)))
         return;
     p = pend_find(rw, id);
     free(id);
     if (!p)
         return;
-    if (mcp_json_member(s, j->n, os, "result", &rs, &re) == 0 && s[rs] == '{') {
+    if (sp[M_RESULT].end && s[sp[M_RESULT].start] == '{') {
         if (p->kind == REQ_CALL)
-            rewrite_call_result(j, p->tool, rs, re);
+            rewrite_call_result(j, p->tool, sp[M_RESULT].start);
         else if (p->kind == REQ_LIST && rw->read_tool)
-            rewrite_list_result(j, rs, re);
+            rewrite_list_result(j, sp[M_RESULT].start);
     }
     pend_drop(rw, p);
 }
@@ -638,44 +732,48 @@ static void answer_read(job *j, size_t is, size_t ie, size_t as, size_t ae, char
         j->nomem = 1;
 }
 
-/* One message object from the client at [os, oe); BATCH when inside an
- * array. Returns 1 when the message is a read tool call answered into
- * *OUT. */
-static int client_object(job *j, size_t os, int batch, char **out, size_t *outlen)
+/* One message object from the client, its members in SP; BATCH when
+ * inside an array. Returns 1 when the message is a read tool call
+ * answered into *OUT. */
+static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
+                         size_t *outlen)
 {
+    static const char *const cancel_names[] = {"requestId"};
+    static const char *const call_names[] = {"name", "arguments"};
     const char *s = j->s;
     mcp_rewriter *rw = j->rw;
-    size_t ms, me, is, ie, ps, pe, a, b;
+    size_t ms = sp[M_METHOD].start, me = sp[M_METHOD].end;
+    size_t is = sp[M_ID].start, ie = sp[M_ID].end;
+    size_t ps = sp[M_PARAMS].start, pe = sp[M_PARAMS].end;
+    mcp_json_span ap[2];
     char *id, *tool;
 
-    if (mcp_json_member(s, j->n, os, "method", &ms, &me) || s[ms] != '"')
+    if (!me || s[ms] != '"')
         return 0;
     if (mcp_json_string_is(s + ms, me - ms, "notifications/cancelled")) {
         pending *p;
-        if (mcp_json_member(s, j->n, os, "params", &ps, &pe) == 0 && s[ps] == '{' &&
-            mcp_json_member(s, j->n, ps, "requestId", &a, &b) == 0 && (id = id_key(j, a, b))) {
+        if (pe && s[ps] == '{' && mcp_json_members(s, j->n, ps, cancel_names, 1, ap, NULL) == 0 &&
+            ap[0].end && (id = id_key(j, ap[0].start, ap[0].end))) {
             if ((p = pend_find(rw, id)))
                 pend_drop(rw, p);
             free(id);
         }
         return 0;
     }
-    if (mcp_json_member(s, j->n, os, "id", &is, &ie))
+    if (!ie)
         return 0; /* another notification */
     if (mcp_json_string_is(s + ms, me - ms, "tools/list")) {
         if (rw->read_tool && (id = id_key(j, is, ie)))
             pend_add(j, id, REQ_LIST, NULL);
         return 0;
     }
-    if (!mcp_json_string_is(s + ms, me - ms, "tools/call") ||
-        mcp_json_member(s, j->n, os, "params", &ps, &pe) || s[ps] != '{' ||
-        mcp_json_member(s, j->n, ps, "name", &a, &b) || !(tool = dup_string(j, a, b)))
+    if (!mcp_json_string_is(s + ms, me - ms, "tools/call") || !pe || s[ps] != '{' ||
+        mcp_json_members(s, j->n, ps, call_names, 2, ap, NULL) || !ap[0].end ||
+        !(tool = dup_string(j, ap[0].start, ap[0].end)))
         return 0;
     if (rw->read_tool && !rw->server_read_tool && !batch && strcmp(tool, MCP_READ_TOOL) == 0) {
         free(tool);
-        if (mcp_json_member(s, j->n, ps, "arguments", &a, &b))
-            a = b = 0;
-        answer_read(j, is, ie, a, b, out, outlen);
+        answer_read(j, is, ie, ap[1].start, ap[1].end, out, outlen);
         return *out != NULL;
     }
     if ((id = id_key(j, is, ie)))
@@ -709,49 +807,73 @@ static int finish(job *j, mcp_verdict *v)
     return 0;
 }
 
-static int check_line(job *j, const char *who, mcp_verdict *v)
+/* Notes a line that is not JSON. */
+static void malformed(job *j, const char *who, mcp_verdict *v)
 {
     size_t first = mcp_json_ws(j->s, j->n, 0);
-    if (first == j->n)
-        return 1; /* an empty line: nothing to say */
-    if (!mcp_json_valid(j->s, j->n)) {
-        char head[41];
-        al_buf b = {0};
-        size_t k = j->n - first < 40 ? j->n - first : 40;
-        memcpy(head, j->s + first, k);
-        head[k] = '\0';
-        al_buf_addf(&b, "malformed JSON from the %s (%zu bytes, starting '", who, j->n);
-        al_buf_add_printable(&b, head, k);
-        al_buf_adds(&b, "'): passed through unchanged");
-        al_buf_detach(&b, &v->note, NULL);
-        return 1;
+    size_t k = j->n - first < 40 ? j->n - first : 40;
+    al_buf b = {0};
+    al_buf_addf(&b, "malformed JSON from the %s (%zu bytes, starting '", who, j->n);
+    al_buf_add_printable(&b, j->s + first, k);
+    al_buf_adds(&b, "'): passed through unchanged");
+    al_buf_detach(&b, &v->note, NULL);
+}
+
+/* Hands each message object of the line (the line itself, or the elements
+ * of a batch) to FN with its members; notes a line that is not JSON. One
+ * pass over an object checks it and finds its members. Returns 1 when FN
+ * answered (a lone object only). */
+static int each_object(job *j, const char *who, mcp_verdict *v,
+                       int (*fn)(job *, const mcp_json_span *, int, char **, size_t *),
+                       char **out, size_t *outlen)
+{
+    const char *s = j->s;
+    size_t pos = mcp_json_ws(s, j->n, 0), end = 0;
+    mcp_json_span sp[M_COUNT];
+    if (pos == j->n)
+        return 0; /* an empty line: nothing to say */
+    if (s[pos] == '{') {
+        if (mcp_json_members(s, j->n, pos, msg_names, M_COUNT, sp, &end) ||
+            mcp_json_ws(s, j->n, end) != j->n) {
+            malformed(j, who, v);
+            return 0;
+        }
+        return fn(j, sp, 0, out, outlen);
     }
+    if (!mcp_json_valid(s, j->n)) {
+        malformed(j, who, v);
+        return 0;
+    }
+    if (s[pos] == '[') {
+        mcp_json_iter it;
+        size_t ks, ke, es, ee;
+        mcp_json_iter_begin(&it, s, j->n, pos);
+        while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1)
+            if (s[es] == '{' && mcp_json_members(s, j->n, es, msg_names, M_COUNT, sp, NULL) == 0)
+                fn(j, sp, 1, NULL, NULL);
+    }
+    return 0;
+}
+
+static int server_fn(job *j, const mcp_json_span *sp, int batch, char **out, size_t *outlen)
+{
+    (void)batch;
+    (void)out;
+    (void)outlen;
+    server_object(j, sp);
     return 0;
 }
 
 int mcp_rewriter_client(mcp_rewriter *rw, const char *line, size_t len, mcp_verdict *v)
 {
     job j = {.rw = rw, .s = line, .n = len};
-    size_t pos;
+    char *out = NULL;
+    size_t outlen = 0;
     memset(v, 0, sizeof *v);
-    if (check_line(&j, "client", v))
-        return 0;
-    pos = mcp_json_ws(line, len, 0);
-    if (line[pos] == '{') {
-        char *out = NULL;
-        size_t outlen = 0;
-        if (client_object(&j, pos, 0, &out, &outlen)) {
-            v->action = MCP_ANSWER;
-            v->text = out;
-            v->len = outlen;
-        }
-    } else if (line[pos] == '[') {
-        mcp_json_iter it;
-        size_t ks, ke, es, ee;
-        mcp_json_iter_begin(&it, line, len, pos);
-        while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1)
-            if (line[es] == '{')
-                client_object(&j, es, 1, NULL, NULL);
+    if (each_object(&j, "client", v, client_object, &out, &outlen)) {
+        v->action = MCP_ANSWER;
+        v->text = out;
+        v->len = outlen;
     }
     return finish(&j, v);
 }
@@ -759,20 +881,7 @@ int mcp_rewriter_client(mcp_rewriter *rw, const char *line, size_t len, mcp_verd
 int mcp_rewriter_server(mcp_rewriter *rw, const char *line, size_t len, mcp_verdict *v)
 {
     job j = {.rw = rw, .s = line, .n = len};
-    size_t pos;
     memset(v, 0, sizeof *v);
-    if (check_line(&j, "server", v))
-        return 0;
-    pos = mcp_json_ws(line, len, 0);
-    if (line[pos] == '{') {
-        server_object(&j, pos, len);
-    } else if (line[pos] == '[') {
-        mcp_json_iter it;
-        size_t ks, ke, es, ee;
-        mcp_json_iter_begin(&it, line, len, pos);
-        while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1)
-            if (line[es] == '{')
-                server_object(&j, es, ee);
-    }
+    each_object(&j, "server", v, server_fn, NULL, NULL);
     return finish(&j, v);
 }

@@ -278,27 +278,72 @@ static void rewriter_should_offload_large_text_and_keep_the_rest(void **state)
     free(text);
 }
 
-static void rewriter_should_key_by_tool_and_content(void **state)
+/* The key of the result the rewriter RW offloads for id 1 of tool grep,
+ * its text TEXT; checks the store serves TEXT under it. Yours. */
+static char *offload_key(struct fx *f, mcp_rewriter *rw, const char *text)
+{
+    char *tok = jstr(text), *ptr, *key, *msg;
+    void *got = NULL;
+    size_t glen = 0;
+    mcp_verdict v;
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"grep\"}}");
+    server(rw, msg, MCP_REPLACE, &v);
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, strlen(text));
+    assert_memory_equal(got, text, glen);
+    al_free(got);
+    free(ptr);
+    free(msg);
+    free(tok);
+    mcp_verdict_release(&v);
+    return key;
+}
+
+static int key_form(const char *key, const char *n)
+{
+    size_t k = strlen("mcp-grep-");
+    if (strncmp(key, "mcp-grep-", k) != 0 || strlen(key) != k + 17 + strlen(n))
+        return 0;
+    for (size_t i = k; i < k + 16; i++)
+        if (!strchr("0123456789abcdef", key[i]))
+            return 0;
+    return key[k + 16] == '-' && strcmp(key + k + 17, n) == 0;
+}
+
+static void rewriter_should_never_reuse_a_key(void **state)
 {
     struct fx *f = *state;
-    char *text = lines(3000), *tok = jstr(text), hex[65], want[128], *ptr, *key;
-    mcp_verdict v;
+    char *text = lines(3000), *other = lines(3001), *k1, *k2, *k3;
+    mcp_rewriter *next = NULL;
 
-    al_sha256_hex(text, strlen(text), hex);
-    snprintf(want, sizeof want, "mcp-grep-%.16s", hex);
-    for (int round = 0; round < 2; round++) { /* a new session: ids start again */
-        char *msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
-        client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"grep\"}}");
-        server(f->rw, msg, MCP_REPLACE, &v);
-        ptr = decoded_after(v.text, "\"text\":");
-        key = pointer_key(ptr);
-        assert_string_equal(key, want);
-        free(key);
-        free(ptr);
-        free(msg);
-        mcp_verdict_release(&v);
+    /* Id 1 again in the same session, other content: another key. */
+    k1 = offload_key(f, f->rw, text);
+    k2 = offload_key(f, f->rw, other);
+    assert_true(key_form(k1, "1"));
+    assert_true(key_form(k2, "2"));
+    assert_string_not_equal(k1, k2);
+    /* A new session (ids start again), same id and content: another key,
+     * and the first still serves its bytes. */
+    assert_int_equal(mcp_rewriter_new(&next, f->h, NULL, 1), 0);
+    k3 = offload_key(f, next, text);
+    assert_true(key_form(k3, "1"));
+    assert_string_not_equal(k1, k3);
+    mcp_rewriter_free(next);
+    free(offload_key(f, f->rw, other)); /* checks k2's bytes are still there too */
+    {
+        void *got = NULL;
+        size_t glen = 0;
+        assert_int_equal(al_store_get(f->h, k1, &got, &glen, NULL), 0);
+        assert_int_equal(glen, strlen(text));
+        al_free(got);
     }
-    free(tok);
+    free(k1);
+    free(k2);
+    free(k3);
+    free(other);
     free(text);
 }
 
@@ -542,7 +587,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_pass_other_messages_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_keep_small_results, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_large_text_and_keep_the_rest, setup, teardown),
-        cmocka_unit_test_setup_teardown(rewriter_should_key_by_tool_and_content, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_never_reuse_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_match_ids_by_value, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_content_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_rewrite_inside_batches, setup, teardown),

@@ -74,8 +74,8 @@ t_eq "one content part replaces the text" "$(py 'len(m[0]["result"]["content"])'
 python3 -c 'import sys; sys.stdout.write("".join("line %d %s\n" % (i, "x"*20) for i in range(1, 5001)))' >"$T_TMP/want"
 $AGENTLINK --store "$ST" get "$key" >"$T_TMP/got"
 same "the stored bytes are the text, exactly" "$T_TMP/got" "$T_TMP/want"
-k2=$(python3 -c 'import sys,hashlib; print("mcp-text-" + hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$T_TMP/want")
-t_eq "the key is the tool and the text's SHA-256" "$key" "$k2"
+t_eq "the key is the tool, the session's nonce and the result's number" \
+    "$(printf '%s' "$key" | sed 's/^mcp-text-[0-9a-f]\{16\}-1$/ok/')" ok
 t_eq "the id is kept as sent (a string)" "$(py 'repr(m[1]["id"])' "$OUT")" "'b'"
 t_eq "non-text parts follow the pointer unchanged" \
     "$(py 'json.dumps(m[1]["result"]["content"][1], separators=(",",":"))' "$OUT")" \
@@ -86,9 +86,12 @@ t_eq "structuredContent's long string is the same pointer" \
     "$(py 'm[1]["result"]["structuredContent"]["content"] == m[1]["result"]["content"][0]["text"]' "$OUT")" True
 t_eq "isError results are offloaded too, isError kept" "$(py 'm[2]["result"]["isError"]' "$OUT")" True
 has "... with a pointer" "$(py 'm[2]["result"]["content"][0]["text"]' "$OUT")" "/large_tool_results/mcp-text-"
-t_eq "a rerun of the same output lands on the same path" \
-    "$(proxy; py 'm[0]["result"]["content"][0]["text"]' "$OUT" | grep -c "$key")" \
-    "$(printf '%s\n' "$ptr" | grep -c "$key")"
+proxy
+key2=$(py 'm[0]["result"]["content"][0]["text"]' "$OUT" | sed -n 's|^  /large_tool_results/\([^ ]*\)$|\1|p' | head -1)
+t_eq "a new session (ids start again) gets a new path for its result" \
+    "$([ -n "$key2" ] && [ "$key2" != "$key" ] && echo new)" new
+$AGENTLINK --store "$ST" get "$key" >"$T_TMP/got"
+same "... and the old path still serves its own bytes" "$T_TMP/got" "$T_TMP/want"
 
 # The policy, under the called tool's name.
 printf '{"rules":[{"tools":["text"],"offload":{"over_bytes":100}},{"tools":["*"],"offload":"never"}]}' >"$T_TMP/pol.json"
@@ -276,6 +279,20 @@ for sig in INT HUP; do
     exec 7>&-
     t_eq "SIG$sig is sent on to the server" "$RC:$(cat "$MCP_SERVER_LOG")" "9:$sig"
 done
+
+# The client stops reading (its end of our stdout closed) while its own end of
+# our stdin stays open: the server's stdin is closed, the proxy ends with its status.
+: >"$MCP_SERVER_LOG"; rm -f "$T_TMP/rc"
+( $AGENTLINK mcp-proxy --store "$ST" -- $SERVER <"$T_TMP/fifo" 2>"$ERR" | head -c 100 >/dev/null
+  echo "${PIPESTATUS[0]}" >"$T_TMP/rc" ) &
+exec 7>"$T_TMP/fifo"
+for i in 1 2 3; do call $i text '{"n":2000}' >&7; done
+t_wait_until 10 test -s "$T_TMP/rc"
+t_eq "the client gone: the server's stdin closed, the proxy ends with its status" \
+    "$(cat "$T_TMP/rc" 2>/dev/null):$(cat "$MCP_SERVER_LOG")" "0:eof"
+exec 7>&-
+wait
+t_eq "... quietly" "$(cat "$ERR")" ""
 
 # ---- usage ----------------------------------------------------------------------------------
 t_rc "no command: 2" 2 $AGENTLINK mcp-proxy
