@@ -5,7 +5,8 @@
 //
 // small:  CALLS (default 1000) echo calls to server-everything on a direct
 //         session and on a proxied one, interleaved call by call; the
-//         median latency of each and their ratio.
+//         median latency of each and their ratio; the proxy's CPU time
+//         per call (both messages).
 // large:  read_text_file of a file of SIZES_MB (default "1,50") megabytes
 //         from server-filesystem, directly and through the proxy: the wall
 //         time of the call on each side; the proxy's own CPU time for the
@@ -58,6 +59,7 @@ async function small(n) {
         const args = { name: 'echo', arguments: { message: 'a small call' } };
         for (let i = 0; i < 50; i++) { await d.client.callTool(args); await p.client.callTool(args); } // warm
         const td = [], tp = [];
+        const c0 = cpuMs(proxyPid(p));
         for (let i = 0; i < n; i++) {
             for (const [s, t] of i % 2 ? [[d, td], [p, tp]] : [[p, tp], [d, td]]) {
                 const t0 = now();
@@ -65,7 +67,8 @@ async function small(n) {
                 t.push(now() - t0);
             }
         }
-        return { calls: n, direct_ms: median(td), proxy_ms: median(tp), ratio: median(tp) / median(td) };
+        const cpu = (cpuMs(proxyPid(p)) - c0) / n;
+        return { calls: n, direct_ms: median(td), proxy_ms: median(tp), ratio: median(tp) / median(td), proxy_cpu_ms_per_call: cpu };
     } finally { await d.close().catch(() => {}); await p.close().catch(() => {}); }
 }
 
