@@ -163,7 +163,8 @@ static char *id_key(job *j, size_t vs, size_t ve)
             memcpy(tmp, s + vs, len);
             tmp[len] = '\0';
             double d = strtod(tmp, NULL);
-            if (d == (double)(long long)d && d > -9e15 && d < 9e15)
+            /* The range first: a cast out of it is undefined (fuzz_mcp). */
+            if (d > -9e15 && d < 9e15 && d == (double)(long long)d)
                 al_buf_addf(&b, "%lld", (long long)d);
             else
                 al_buf_addf(&b, "%.17g", d);

@@ -376,6 +376,12 @@ static void rewriter_should_match_ids_by_value(void **state)
     server(f->rw, msg, MCP_REPLACE, &v);
     mcp_verdict_release(&v);
     free(msg);
+    /* A number out of every integer's range (fuzz_mcp: UB in the cast). */
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1.0e300,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    mcp_verdict_release(&v);
+    free(msg);
     /* A cancelled request is forgotten. */
     client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
     assert_int_equal(mcp_rewriter_pending(f->rw), 1);
