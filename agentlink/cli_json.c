@@ -2,6 +2,7 @@
  * base64 otherwise (see cli_json.h). */
 #include "agentlink/cli_json.h"
 #include "agentlink/internal.h"
+#include "agentlink/mcp.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,29 +16,6 @@ static int is_utf8(const unsigned char *s, size_t len)
         i += n;
     }
     return 1;
-}
-
-/* A JSON string literal, quotes included, that decodes to the LEN bytes
- * at S (valid UTF-8). */
-static void add_json_string(al_buf *b, const unsigned char *s, size_t len)
-{
-    al_buf_addc(b, '"');
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = s[i];
-        switch (c) {
-        case '"': al_buf_adds(b, "\\\""); break;
-        case '\\': al_buf_adds(b, "\\\\"); break;
-        case '\n': al_buf_adds(b, "\\n"); break;
-        case '\r': al_buf_adds(b, "\\r"); break;
-        case '\t': al_buf_adds(b, "\\t"); break;
-        default:
-            if (c < 0x20)
-                al_buf_addf(b, "\\u%04x", c);
-            else
-                al_buf_addc(b, (char)c);
-        }
-    }
-    al_buf_addc(b, '"');
 }
 
 /* "..." holding the padded base64 of the LEN bytes at S. */
@@ -72,7 +50,7 @@ int cli_json_add_bytes(cJSON *obj, const char *name, const char *enc_name,
     cJSON *item;
 
     if (utf8)
-        add_json_string(&b, s, len);
+        mcp_json_string_encode(&b, (const char *)s, len);
     else
         add_base64(&b, s, len);
     if (al_buf_detach(&b, &lit, NULL))
