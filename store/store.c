@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "store/record.h"
 #include "store/verify.h"
+#include "store/wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -769,7 +770,7 @@ int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
         return tx_end(&t, STORE_ELIMITS);
     if ((rc = evict_until(&t, &s, 0, nevicted)) || (rc = tomb_trim(&t, &s)))
         return tx_end(&t, rc);
-    return tx_end(&t, state_save(&t, &s));
+    return store_wake_after(st, tx_end(&t, state_save(&t, &s)), s.gen);
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -847,7 +848,7 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     s.live_entries++;
     rc = state_save(&t, &s);
 out:
-    rc = tx_end(&t, rc);
+    rc = store_wake_after(st, tx_end(&t, rc), s.gen);
     if (!rc && out)
         *out = e;
     return rc;
@@ -895,7 +896,7 @@ int store_remove(store *st, const char *ns, const char *key)
         || (rc = log_change(&t, &s, name, nlen, e.version, 0)))
         return tx_end(&t, rc);
     s.removals++;
-    return tx_end(&t, state_save(&t, &s));
+    return store_wake_after(st, tx_end(&t, state_save(&t, &s)), s.gen);
 }
 
 /* ---- reading ----------------------------------------------------------- */
