@@ -1,10 +1,10 @@
 /* rywprobe.c -- read-your-writes through a mount, for tests and benchmarks.
  *
- *   rywprobe rounds STORE MNT N [NS]
+ *   rywprobe rounds STORE MNT[:MNT...] N [NS]
  *       N rounds each of: replace KEY then read MNT/KEY (must be the new
  *       bytes), remove a key the kernel has cached then stat it (must be
  *       ENODATA), write a key the kernel has cached as missing then read it
- *       (must be its bytes). Writes go through the library (store_put,
+ *       (must be its bytes); after each write, through every MNT given. Writes go through the library (store_put,
  *       store_remove), so each returns only after the daemons acknowledged.
  *       Prints one line per kind, "KIND rounds=N stale=S wrong=W", and the
  *       first few failures on stderr; exits 1 when any is not zero.
@@ -33,6 +33,14 @@
 #define VAL_MAX (64u * 1024u)
 #define LAT_SIZE 4096u
 #define SHOW_MAX 5
+
+#define MOUNTS_MAX 8
+
+/* The mounts read after each write (MNT as "DIR[:DIR...]"). */
+struct mounts {
+    const char *dir[MOUNTS_MAX];
+    unsigned n;
+};
 
 struct tally {
     const char *kind;
@@ -100,34 +108,36 @@ static void fail(struct tally *t, int stale, unsigned i, const char *what)
 }
 
 /* Replace then read: the new bytes, never the old ones, never ENODATA. */
-static int replace_rounds(store *st, const char *mnt, const char *ns, unsigned n,
+static int replace_rounds(store *st, const struct mounts *m, const char *ns, unsigned n,
                           struct tally *t, char *val, char *got)
 {
     char path[4096], msg[128];
     size_t len;
     long r;
     int rc;
-    snprintf(path, sizeof path, "%s/rep", mnt);
     for (unsigned i = 0; i < n; i++) {
         len = make_value(val, i, "rep");
         if ((rc = store_put(st, ns, "rep", val, len, NULL, NULL)))
             return rc;
         t->rounds++;
-        r = read_path(path, got, VAL_MAX + 1);
-        if (r < 0) {
-            snprintf(msg, sizeof msg, "read failed: %s", strerror((int)-r));
-            fail(t, 0, i, msg);
-        } else if ((size_t)r != len || memcmp(got, val, len)) {
-            snprintf(msg, sizeof msg, "read %ld bytes starting '%.12s', want %zu of round %u",
-                     r, r > 0 ? got : "", len, i);
-            fail(t, 1, i, msg);
+        for (unsigned j = 0; j < m->n; j++) {
+            snprintf(path, sizeof path, "%s/rep", m->dir[j]);
+            r = read_path(path, got, VAL_MAX + 1);
+            if (r < 0) {
+                snprintf(msg, sizeof msg, "read failed: %s", strerror((int)-r));
+                fail(t, 0, i, msg);
+            } else if ((size_t)r != len || memcmp(got, val, len)) {
+                snprintf(msg, sizeof msg, "read %ld bytes of '%.12s', want %zu of round %u", r,
+                         r > 0 ? got : "", len, i);
+                fail(t, 1, i, msg);
+            }
         }
     }
     return 0;
 }
 
 /* Remove a key the kernel has cached, then stat it: ENODATA. */
-static int rm_rounds(store *st, const char *mnt, const char *ns, unsigned n,
+static int rm_rounds(store *st, const struct mounts *m, const char *ns, unsigned n,
                      struct tally *t, char *val, char *got)
 {
     char path[4096], msg[128];
@@ -135,33 +145,38 @@ static int rm_rounds(store *st, const char *mnt, const char *ns, unsigned n,
     size_t len;
     long r;
     int rc;
-    snprintf(path, sizeof path, "%s/gone", mnt);
     for (unsigned i = 0; i < n; i++) {
         len = make_value(val, i, "gone");
         if ((rc = store_put(st, ns, "gone", val, len, NULL, NULL)))
             return rc;
-        r = read_path(path, got, VAL_MAX + 1); /* the kernel now knows it */
-        if (r < 0 || (size_t)r != len) {
-            snprintf(msg, sizeof msg, "before the remove: %s",
-                     r < 0 ? strerror((int)-r) : "wrong bytes");
-            fail(t, r >= 0, i, msg);
+        for (unsigned j = 0; j < m->n; j++) {
+            snprintf(path, sizeof path, "%s/gone", m->dir[j]);
+            r = read_path(path, got, VAL_MAX + 1); /* the kernel now knows it */
+            if (r < 0 || (size_t)r != len) {
+                snprintf(msg, sizeof msg, "before the remove: %s",
+                         r < 0 ? strerror((int)-r) : "wrong bytes");
+                fail(t, r >= 0, i, msg);
+            }
         }
         if ((rc = store_remove(st, ns, "gone")))
             return rc;
         t->rounds++;
-        if (stat(path, &sb) == 0) {
-            fail(t, 1, i, "stat after the remove succeeded");
-        } else if (errno != ENODATA) {
-            snprintf(msg, sizeof msg, "stat after the remove: %s, want ENODATA",
-                     strerror(errno));
-            fail(t, 0, i, msg);
+        for (unsigned j = 0; j < m->n; j++) {
+            snprintf(path, sizeof path, "%s/gone", m->dir[j]);
+            if (stat(path, &sb) == 0) {
+                fail(t, 1, i, "stat after the remove succeeded");
+            } else if (errno != ENODATA) {
+                snprintf(msg, sizeof msg, "stat after the remove: %s, want ENODATA",
+                         strerror(errno));
+                fail(t, 0, i, msg);
+            }
         }
     }
     return 0;
 }
 
 /* Write a key the kernel has cached as missing, then read it. */
-static int new_rounds(store *st, const char *mnt, const char *ns, unsigned n,
+static int new_rounds(store *st, const struct mounts *m, const char *ns, unsigned n,
                       struct tally *t, char *val, char *got)
 {
     char path[4096], key[64], msg[128];
@@ -170,22 +185,25 @@ static int new_rounds(store *st, const char *mnt, const char *ns, unsigned n,
     long r;
     int rc;
     for (unsigned i = 0; i < n; i++) {
-        snprintf(key, sizeof key, "new%06u", i);
-        snprintf(path, sizeof path, "%s/%s", mnt, key);
-        if (stat(path, &sb) == 0 || errno != ENOENT) { /* a negative dentry now */
-            fail(t, 0, i, "not ENOENT before the write");
-            continue;
+        snprintf(key, sizeof key, "new%ld-%06u", (long)getpid(), i); /* fresh every run */
+        for (unsigned j = 0; j < m->n; j++) {
+            snprintf(path, sizeof path, "%s/%s", m->dir[j], key);
+            if (stat(path, &sb) == 0 || errno != ENOENT) /* a negative dentry now */
+                fail(t, 0, i, "not ENOENT before the write");
         }
         len = make_value(val, i, "new");
         if ((rc = store_put(st, ns, key, val, len, NULL, NULL)))
             return rc;
         t->rounds++;
-        r = read_path(path, got, VAL_MAX + 1);
-        if (r < 0) {
-            snprintf(msg, sizeof msg, "read failed: %s", strerror((int)-r));
-            fail(t, r == -ENOENT, i, msg);
-        } else if ((size_t)r != len || memcmp(got, val, len)) {
-            fail(t, 0, i, "wrong bytes");
+        for (unsigned j = 0; j < m->n; j++) {
+            snprintf(path, sizeof path, "%s/%s", m->dir[j], key);
+            r = read_path(path, got, VAL_MAX + 1);
+            if (r < 0) {
+                snprintf(msg, sizeof msg, "read failed: %s", strerror((int)-r));
+                fail(t, r == -ENOENT, i, msg);
+            } else if ((size_t)r != len || memcmp(got, val, len)) {
+                fail(t, 0, i, "wrong bytes");
+            }
         }
         if ((rc = store_remove(st, ns, key))) /* keep the listing short */
             return rc;
@@ -193,16 +211,20 @@ static int new_rounds(store *st, const char *mnt, const char *ns, unsigned n,
     return 0;
 }
 
-static int cmd_rounds(const char *dir, const char *mnt, unsigned n, const char *ns)
+static int cmd_rounds(const char *dir, char *mnt, unsigned n, const char *ns)
 {
+    struct mounts m = {{NULL}, 0};
     struct tally t[3] = {{"replace", 0, 0, 0}, {"rm", 0, 0, 0}, {"new", 0, 0, 0}};
     char *val = malloc(VAL_MAX), *got = malloc(VAL_MAX + 1);
     store *st = NULL;
     int rc = ENOMEM, bad = 0;
+    for (char *save = NULL, *d = strtok_r(mnt, ":", &save); d && m.n < MOUNTS_MAX;
+         d = strtok_r(NULL, ":", &save))
+        m.dir[m.n++] = d;
     if (val && got && !(rc = store_open(&st, dir, STORE_NOSYNC))
-        && !(rc = replace_rounds(st, mnt, ns, n, &t[0], val, got))
-        && !(rc = rm_rounds(st, mnt, ns, n, &t[1], val, got)))
-        rc = new_rounds(st, mnt, ns, n, &t[2], val, got);
+        && !(rc = replace_rounds(st, &m, ns, n, &t[0], val, got))
+        && !(rc = rm_rounds(st, &m, ns, n, &t[1], val, got)))
+        rc = new_rounds(st, &m, ns, n, &t[2], val, got);
     store_close(st);
     free(val);
     free(got);
