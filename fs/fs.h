@@ -29,9 +29,10 @@
  *   closes that handle again, only to report a missing store clearly.
  * - Errors: store codes become errno values in ofs_errno() and nowhere else.
  * - Threads of our own that wait on the kernel: the watcher (its
- *   invalidations take the kernel's directory lock) and the prefetcher (it
- *   looks names up through the mount and pushes pages the kernel may be
- *   reading). Both can wait for an answer from this daemon, so shutdown
+ *   invalidations take the kernel's directory lock, and it looks new names
+ *   up through the mount for the prefetcher) and the prefetcher (it pushes
+ *   pages the kernel may be reading). Both can wait for an answer from this
+ *   daemon, so shutdown
  *   first tells them to stop, then keeps answering requests until they have
  *   (drain() in main.c), and only then joins them.
  *
@@ -60,7 +61,10 @@
  *   write the daemon did not answer in time (STORE_WAKE_TIMEOUT_MS), or one
  *   made by another process while the unmount runs, can still meet it.
  *   More than OFS_PREFETCH_BURST new versions within OFS_PREFETCH_WINDOW_MS
- *   (a bulk load, not an agent) are not pushed.
+ *   (a bulk load, not an agent) are not pushed. Under valgrind, mount with
+ *   -o prefetch=0: valgrind runs one thread at a time, and the watcher's
+ *   stat through its own mount was seen to wait for ever for a worker that
+ *   never got to run (the first write then hangs).
  * - Read-your-writes (wake.c, store/wake.h): the daemon listens on a
  *   socket in STORE/wake; each writer connects to it after its commit and
  *   waits for the answer, which the watcher sends after processing every
@@ -238,10 +242,13 @@ int ofs_errno(int store_rc);
 /* ---- watch.c ---------------------------------------------------------- */
 
 /* Starts the watcher thread for FS (fs->st, fs->se, fs->lock and
- * fs->loop_thread must be set). Every OFS_WATCH_INTERVAL_MS it checks
- * lock.mdb against fs->lock, then reads the store's change log and
- * invalidates in the kernel exactly the names and inodes that changed in
- * fs->ns. When lock.mdb has changed it makes no LMDB call: it logs what
+ * fs->loop_thread must be set; ofs_wake_open() called, whatever it
+ * returned). Every OFS_WATCH_INTERVAL_MS, and at once when a writer
+ * connects to the wake-up socket, it checks lock.mdb against fs->lock, then
+ * reads the store's change log, invalidates in the kernel exactly the
+ * names and inodes that changed in fs->ns, and answers the writers it
+ * accepted before (ofs_wake_answer). The thread closes the wake-up socket
+ * as it ends. When lock.mdb has changed it makes no LMDB call: it logs what
  * happened, ends the session loop (fuse_session_exit(), and SIGTERM to
  * fs->loop_thread to wake it) and returns. Returns 0 or an errno value
  * (the thread could not be made). */
@@ -299,9 +306,13 @@ void ofs_wake_close(struct ofs *fs);
  * fs->prefetch_max is not 0. Returns 0 or an errno value. */
 int ofs_prefetch_start(struct ofs *fs);
 
-/* Queues KEY at VERSION (a new version the watcher saw) for pushing into
- * the page cache. Never blocks on the kernel; drops the item when the
- * queue is full or the prefetcher is not running. */
+/* Called by the watcher for KEY at VERSION (a new version it saw), before
+ * it answers the woken writers: when the prefetcher runs and the value is
+ * not empty and at most fs->prefetch_max bytes, stats KEY through the
+ * mount (one lookup round trip served by this daemon: the kernel then
+ * knows the inode) and queues the push into the page cache for the
+ * prefetcher thread. Drops the item when the name no longer leads to
+ * VERSION or the queue is full. */
 void ofs_prefetch_add(struct ofs *fs, const char *key, uint64_t version);
 
 /* As for the watcher: tell it to stop; ask whether it has; join it. */

@@ -1,12 +1,17 @@
 /* watch.c -- tells the kernel what to forget when the store changes.
  *
- * Writers are other processes, so the daemon polls: every
- * OFS_WATCH_INTERVAL_MS, store_changes() reports each (key, old version,
- * new version) since the last generation seen, and for each change in our
- * namespace the watcher drops the key's dentry (positive or negative) and
- * the old version's cached attributes and pages, then the root's cached
- * listing. A poll that finds nothing new is one short read transaction
- * (under 1 us measured), so 50 polls a second cost nothing measurable.
+ * Writers are other processes. Each wakes the watcher through the wake-up
+ * socket (wake.c) after its commit and waits for the answer; without one,
+ * the watcher polls every OFS_WATCH_INTERVAL_MS. Either way
+ * store_changes() reports each (key, old version, new version) since the
+ * last generation seen, and for each change in our namespace the watcher
+ * drops the key's dentry (positive or negative) and then the old version's
+ * cached attributes and pages, then the root's cached listing; only then
+ * are the woken writers answered. The name goes first: once its dentry is
+ * gone no open can reach the old inode by name, so a replace never shows
+ * ENODATA to an open made after the writer was answered. A poll that finds
+ * nothing new is one short read transaction (under 1 us measured), so 50
+ * polls a second cost nothing measurable.
  *
  * Why not poll store_commit_token() and skip the transaction while it stands
  * still: the token is LMDB's newest meta page, which a committing writer
@@ -224,6 +229,10 @@ static void *watch_main(void *arg)
             break;
         if (pfd[1].revents & POLLIN)
             woken = ofs_wake_accept(fs);
+        else if (pfd[1].revents) { /* never for a listening socket; no busy loop */
+            fuse_log(FUSE_LOG_ERR, "offloadfs: wake-up socket failed; polling only\n");
+            pfd[1].fd = -1;
+        }
         if (!woken && mono_ms() < next)
             continue;
         rc = watch_poll(fs);
