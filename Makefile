@@ -13,9 +13,9 @@ SOVER    := 0
 WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wconversion
 REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I. \
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
-REQ_LIBS_STORE := -llmdb -lpthread
+REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
-REQ_LIBS_FS    := -lfuse3 $(REQ_LIBS_STORE)
+REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
@@ -69,8 +69,9 @@ $(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ)
 $(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)
 
-$(B)/offloadfs: $(FS_OBJ) $(B)/libstore.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libstore.a $(REQ_LIBS_FS)
+# The daemon reads the policy file with agentlink's own loader (fs/config.c).
+$(B)/offloadfs: $(FS_OBJ) $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -151,7 +152,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
 	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) \
-	  -lcjson -llmdb -lpthread
+	  -lcjson -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
@@ -164,10 +165,17 @@ fuzz: $(FUZZ_BIN)
 
 # ---- install ---------------------------------------------------------------
 # Nothing under DESTDIR is ever written into an installed file: the pc file
-# and the mount-helper link name PREFIX paths only.
+# and the mount-helper link name PREFIX paths only. The pc file writes libdir
+# and includedir relative to ${prefix} when they lie under PREFIX, so that
+# pkg-config --define-prefix follows a moved tree; the installed binding
+# records LIBDIR relative to its own directory (found in a moved or DESTDIR
+# tree) and absolute (found from a copy of the module elsewhere).
 INCLUDEDIR ?= $(PREFIX)/include
 MANPREFIX  ?= $(PREFIX)/share/man
 PYTHONDIR  ?= $(PREFIX)/share/offloadfs/python
+# The deepagents backend (npm package "agentlink"): npm install JSDIR.
+JSDIR      ?= $(PREFIX)/share/offloadfs/js
+JS_FILES   := agentlink/js/package.json agentlink/js/index.js agentlink/js/index.d.ts agentlink/js/README.md
 LDCONFIG   ?= ldconfig
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 INCDIR := $(DESTDIR)$(INCLUDEDIR)/agentlink
@@ -175,12 +183,16 @@ LIBD   := $(DESTDIR)$(LIBDIR)
 PCDIR  := $(LIBD)/pkgconfig
 MANDIR := $(DESTDIR)$(MANPREFIX)
 PYDIR  := $(DESTDIR)$(PYTHONDIR)
+JSD    := $(DESTDIR)$(JSDIR)
 # mount(8) runs mount.fuse3 without PATH, and mount.fuse3 starts the daemon
 # through /bin/sh, whose built-in PATH is HELPER_PATH (dash, fuse3 3.14). A
 # PREFIX whose bin/ is not in it gets a symlink in MOUNT_LINK_DIR so that
 # fstab and mount -t fuse.offloadfs find offloadfs; MOUNT_LINK_DIR= skips it.
 HELPER_PATH := /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin
 MOUNT_LINK_DIR ?= $(if $(filter $(HELPER_PATH),$(patsubst %/,%,$(PREFIX))/bin),,/usr/local/sbin)
+PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+PY_LIBDIR_REL = $(shell realpath -s -m --relative-to='$(PYTHONDIR)' '$(LIBDIR)')
 
 install: $(PROGS)
 	install -d $(BINDIR) $(INCDIR) $(LIBD) $(PCDIR) $(MANDIR)/man1 $(MANDIR)/man3 $(PYDIR)
@@ -190,13 +202,18 @@ install: $(PROGS)
 	install -m 755 $(B)/libagentlink.so $(LIBD)/libagentlink.so.$(VERSION)
 	ln -sf libagentlink.so.$(VERSION) $(LIBD)/libagentlink.so.$(SOVER)
 	ln -sf libagentlink.so.$(SOVER) $(LIBD)/libagentlink.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(PC_LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    agentlink/agentlink.pc.in > $(PCDIR)/agentlink.pc
 	chmod 644 $(PCDIR)/agentlink.pc
 	install -m 644 doc/offloadfs.1 doc/agentlink.1 $(MANDIR)/man1/
 	install -m 644 doc/agentlink.3 $(MANDIR)/man3/
-	install -m 644 agentlink/python/agentlink.py $(PYDIR)/
+	sed -e 's|^_LIBDIR_REL = None$$|_LIBDIR_REL = "$(PY_LIBDIR_REL)"|' \
+	    -e 's|^_LIBDIR = None$$|_LIBDIR = "$(LIBDIR)"|' \
+	    agentlink/python/agentlink.py > $(PYDIR)/agentlink.py
+	chmod 644 $(PYDIR)/agentlink.py
+	install -d $(JSD)
+	install -m 644 $(JS_FILES) $(JSD)/
 ifneq ($(MOUNT_LINK_DIR),)
 	@{ install -d $(DESTDIR)$(MOUNT_LINK_DIR) && \
 	   ln -sfn $(PREFIX)/bin/offloadfs $(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs && \
@@ -211,11 +228,12 @@ uninstall:
 	  $(LIBD)/libagentlink.so.$(VERSION) $(PCDIR)/agentlink.pc \
 	  $(MANDIR)/man1/offloadfs.1 $(MANDIR)/man1/agentlink.1 $(MANDIR)/man3/agentlink.3 \
 	  $(PYDIR)/agentlink.py
+	rm -f $(addprefix $(JSD)/,$(notdir $(JS_FILES)))
 ifneq ($(MOUNT_LINK_DIR),)
 	@l=$(DESTDIR)$(MOUNT_LINK_DIR)/offloadfs; \
 	 if [ "$$(readlink "$$l")" = "$(PREFIX)/bin/offloadfs" ]; then rm -f "$$l"; fi
 endif
-	-@rmdir $(INCDIR) $(PYDIR) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null || true
+	-@rmdir $(INCDIR) $(PYDIR) $(JSD) $(DESTDIR)$(PREFIX)/share/offloadfs 2>/dev/null || true
 	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) 2>/dev/null || true
 
 clean:

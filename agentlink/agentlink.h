@@ -99,6 +99,11 @@ void al_free(void *p);
  * for NULL. */
 int al_key_check(const char *key);
 
+/* Checks a tool name (NUL-terminated): 1 to 255 bytes of valid UTF-8, no
+ * control character. Returns 0 or AL_ETOOL (also for NULL). Every function
+ * taking a tool name applies it; the Python binding's PolicyFile does too. */
+int al_tool_check(const char *tool);
+
 /* Length of a derived hash suffix: '~' and 16 lowercase hex digits. */
 #define AL_KEY_HASH_LEN 17u
 /* Raw ids kept as they are are at most this long. */
@@ -148,6 +153,43 @@ void al_text_info(const void *data, size_t len, al_textinfo *info);
  * Errors: ENOMEM, EINVAL (MAX 0 or a NULL out pointer). */
 int al_cut(const void *data, size_t len, uint64_t max, void **out,
            size_t *outlen);
+
+/* The same cut over a value that arrives in pieces (a pipe, a file of
+ * any length): a cutter keeps the head and a ring of the tail, so its
+ * memory stays under about MAX bytes whatever the length, and it ends with
+ * exactly the bytes al_cut() gives for the whole value.
+ *
+ *     al_cutter *c;  const void *kept;  size_t n;  int cut;
+ *     al_cutter_new(&c, max);
+ *     while ((len = read(fd, buf, sizeof buf)) > 0) al_cutter_add(c, buf, len);
+ *     al_cutter_finish(c, &kept, &n, &cut);   // KEPT valid until al_cutter_free
+ *     al_cutter_free(c);
+ */
+typedef struct al_cutter al_cutter;
+
+/* Starts a cutter to MAX bytes. It allocates as bytes arrive, never more
+ * than MAX + 1 bytes. On success *OUT is yours (al_cutter_free()).
+ * Errors: EINVAL (OUT NULL, MAX 0 or MAX >= SIZE_MAX / 2), ENOMEM. */
+int al_cutter_new(al_cutter **out, uint64_t max);
+
+/* Adds the LEN bytes at DATA to the value. Errors: EINVAL (C NULL, DATA
+ * NULL with LEN > 0, or after al_cutter_finish()), EOVERFLOW (the value
+ * would pass SIZE_MAX / 2 bytes), ENOMEM; on error C is as before. */
+int al_cutter_add(al_cutter *c, const void *data, size_t len);
+
+/* The bytes added so far, and the cutter's MAX (0 for a NULL C). */
+uint64_t al_cutter_total(const al_cutter *c);
+uint64_t al_cutter_max(const al_cutter *c);
+
+/* Ends the value: *OUT and *OUTLEN are the bytes kept, exactly what
+ * al_cut(the whole value, MAX) gives (the value itself when it fits), a
+ * NUL after them; they belong to C and stay valid until al_cutter_free().
+ * *CUT (may be NULL) is 1 when the value was cut. Calling it again gives
+ * the same. Errors: EINVAL (a NULL argument), ENOMEM. */
+int al_cutter_finish(al_cutter *c, const void **out, size_t *outlen, int *cut);
+
+/* Releases a cutter (NULL is fine). */
+void al_cutter_free(al_cutter *c);
 
 /* Parses a size: decimal digits with an optional K, M or G suffix (powers
  * of 1024, either case). Sets *OUT. Errors: AL_ESIZE (empty, sign, other
@@ -307,6 +349,21 @@ int al_store_key_of(const al_store *h, const char *ref, char **key);
 int al_store_put(al_store *h, const char *key, const void *data, size_t len,
                  const char *tool, al_entry *e, char **path);
 
+/* Starts a cutter (see al_cutter_new()) for a value to be stored in H:
+ * its MAX is the store's max_result_bytes in force, or the default of a
+ * new store (64 MiB) when there is no store yet (nothing is created).
+ * Errors: those of al_cutter_new() and al_store_stats() but AL_ENOSTORE. */
+int al_store_cutter(al_store *h, al_cutter **out);
+
+/* As al_store_put(), for the value C holds (al_cutter_finish() is called
+ * when it was not): its kept bytes are stored, with the value's whole
+ * length (al_cutter_total()) as original size and truncated set when it
+ * was cut. When the store's max_result_bytes is by now below C's MAX, the
+ * kept bytes are cut again to it. C stays yours. An empty value is stored
+ * as an empty entry. Errors: those of al_store_put(), EINVAL (C NULL). */
+int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
+                        const char *tool, al_entry *e, char **path);
+
 /* Reads KEY: *DATA gets its bytes (yours; never NULL on success, even for
  * an empty value), *LEN their count, E (may be NULL) the entry.
  * Errors: AL_ENOTFOUND (never written), AL_EEVICTED (E's gone_ns and
@@ -336,25 +393,56 @@ int al_store_list(al_store *h, al_list_fn fn, void *ctx);
 /* Store-wide figures. */
 typedef struct al_stats {
     uint64_t entries;          /* live entries, all namespaces */
-    uint64_t bytes;            /* sum of their sizes */
+    uint64_t bytes;            /* sum of their sizes (before compression) */
     uint64_t max_total_bytes;
     uint64_t max_result_bytes;
     uint64_t evictions;        /* evicted to keep the bound, ever */
     uint64_t removals;         /* removed by callers, ever */
     uint64_t tombstones;       /* evicted/removed names remembered */
     uint64_t file_bytes;       /* size of data.mdb */
+    uint64_t stored_bytes;     /* bytes the results occupy (compressed):
+                                  what max_total_bytes bounds */
+    unsigned compression;      /* AL_COMPRESS_* of later writes */
 } al_stats;
 
 /* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
 int al_store_stats(al_store *h, al_stats *out);
 
+/* The largest max_total_bytes a store can have: 16 TiB. */
+#define AL_MAX_TOTAL_LIMIT (UINT64_C(1) << 44)
+/* The smallest max_total_bytes or max_result_bytes: room for the cut's
+ * marker line and a few bytes of head and tail (see al_cut). */
+#define AL_MIN_LIMIT 64u
+
 /* Creates the store when missing, then changes the limits given (0 keeps a
- * limit). Lowering max_total_bytes below max_result_bytes lowers that too;
- * lowering the bound evicts the oldest results at once, *NEVICTED (may be
- * NULL) gets how many. Errors: AL_ELIMITS (max_result_bytes above
- * max_total_bytes), AL_EFULL, EACCES, EIO; nothing changes on error. */
+ * limit). The max_result_bytes in force is the configured one (the last
+ * given) or max_total_bytes, whichever is lower: lowering the bound below
+ * it holds it down, and raising the bound again gives the configured value
+ * back (al_store_max_result() tells both). Lowering the bound evicts the
+ * oldest results at once, *NEVICTED (may be NULL) gets how many.
+ * Errors: AL_ELIMITS (a limit under AL_MIN_LIMIT, max_total_bytes above
+ * AL_MAX_TOTAL_LIMIT, max_result_bytes above max_total_bytes), AL_EFULL,
+ * EACCES, EIO; nothing changes on error, and a refused call creates no
+ * store. */
 int al_store_init(al_store *h, uint64_t max_total_bytes,
                   uint64_t max_result_bytes, uint64_t *nevicted);
+
+/* The store's max_result_bytes: *IN_FORCE (may be NULL) the limit results
+ * are cut to now, never above max_total_bytes (al_stats's
+ * max_result_bytes); *CONFIGURED (may be NULL) the value last set, above
+ * *IN_FORCE while a lower max_total_bytes holds it down.
+ * Errors: AL_ENOSTORE, LMDB failures. */
+int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured);
+
+/* How a store keeps results: compressed with zstd (the default for new
+ * stores; a result that does not shrink is kept raw) or always raw. */
+#define AL_COMPRESS_NONE 0u
+#define AL_COMPRESS_ZSTD 1u
+
+/* Creates the store when missing, then sets how later writes are stored
+ * (AL_COMPRESS_*); results already stored stay as they are and readable.
+ * Errors: EINVAL (not an AL_COMPRESS_* value), EACCES, AL_EFULL, EIO. */
+int al_store_set_compression(al_store *h, unsigned compression);
 
 /* Removes every live entry of the namespace whose path under the mount
  * (MOUNT "/" KEY) appears in the LEN bytes of TEXT (say, a span of
@@ -381,6 +469,19 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
 int al_offload(al_store *h, const al_policy *pol, const char *tool,
                const void *call_id, size_t call_id_len, const void *data,
                size_t len, char **out, size_t *outlen, int *offloaded);
+
+/* As al_offload() for the value C holds (from al_store_cutter()), once the
+ * caller knows it goes to the store: the policy is not applied, only its
+ * preview settings used. The value is stored as al_store_put_cutter() does
+ * under the key derived from CALL_ID, and *OUT is the pointer text built
+ * from the bytes stored, naming the value's whole length. For a caller
+ * reading a result that may be far longer than max_result_bytes: agentlink
+ * offload reads a prefix until the policy's rule is sure to offload (say,
+ * past its over_bytes), then streams the prefix and the rest into C.
+ * Errors: as al_offload(); EINVAL (C NULL). */
+int al_offload_cutter(al_store *h, const al_policy *pol, const char *tool,
+                      const void *call_id, size_t call_id_len, al_cutter *c,
+                      char **out, size_t *outlen);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,10 @@
  * key, 4 key evicted. Data goes to stdout, messages to stderr; every
  * message says what is wrong first and quotes its subject. */
 #include "agentlink/agentlink.h"
+#include "agentlink/cli_input.h"
+#include "agentlink/cli_json.h"
 #include "agentlink/internal.h"
+#include "agentlink/cli_importdir.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -31,11 +34,12 @@ static const char usage_text[] =
     "file under the mount (/large_tool_results/KEY).\n"
     "\n"
     "Commands:\n"
-    "  init [--max-total-bytes N] [--max-result-bytes N]\n"
-    "                        create the store, or change its limits\n"
-    "  put KEY [--tool NAME] [--file PATH]\n"
+    "  init [--max-total-bytes N] [--max-result-bytes N] [--compression zstd|none]\n"
+    "                        create the store, or change its limits or how\n"
+    "                        later results are stored (zstd: the default)\n"
+    "  put KEY [--tool NAME] [--file PATH] [--max-input-bytes N]\n"
     "                        store stdin (or PATH) under KEY, print its path\n"
-    "  offload --tool NAME --call-id RAW [--config FILE]\n"
+    "  offload --tool NAME --call-id RAW [--config FILE] [--max-input-bytes N]\n"
     "                        apply the offload policy to the result on stdin;\n"
     "                        print the result unchanged or the pointer text\n"
     "  key RAW               print the key derived from a raw tool call id\n"
@@ -62,13 +66,15 @@ static const char usage_text[] =
     "  -h, --help            this text\n"
     "  -V, --version         the version\n"
     "\n"
-    "Sizes are bytes, or take K, M, G (powers of 1024).\n"
+    "Sizes are bytes, or take K, M, G (powers of 1024). put, offload and\n"
+    "drop-referenced refuse an input over --max-input-bytes (default 1G).\n"
     "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted.\n";
 
 /* ---- options --------------------------------------------------------- */
 enum {
     OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
-    OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP,
+    OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP, OPT_MAX_INPUT,
+    OPT_COMPRESSION,
 };
 
 /* Which command may take which option, as bits of (opt - OPT_TOOL). */
@@ -78,10 +84,12 @@ enum {
 #define O_MAXT (1u << 3)
 #define O_MAXR (1u << 4)
 #define O_KEEP (1u << 5)
+#define O_MAXI (1u << 6)
+#define O_COMP (1u << 7)
 
 typedef struct opts {
     const char *store, *ns, *mount, *config, *tool, *file, *call_id;
-    const char *max_total, *max_result;
+    const char *max_total, *max_result, *max_input, *compression;
     int json, keep;
     unsigned given; /* O_* of command-specific options seen */
 } opts;
@@ -147,14 +155,9 @@ static int report(int rc, const al_store *h, const char *key)
     case AL_ENOTFOUND:
         msg("no such key '%s' in namespace '%s'", q(key), q(h ? al_store_namespace(h) : ""));
         return EX_NOKEY;
-    case AL_ENOSTORE:
-        if (key) {
-            msg("no such key '%s': there is no store at '%s' yet", q(key),
-                q(h ? al_store_dir(h) : ""));
-            return EX_NOKEY;
-        }
-        msg("no store at '%s' yet: 'agentlink init' or a first write creates it",
-            q(h ? al_store_dir(h) : ""));
+    case AL_ENOSTORE: /* the same for every command, whatever its key */
+        msg("no store at '%s' yet: 'agentlink init' or a first write (put, offload, import) "
+            "creates it", q(h ? al_store_dir(h) : ""));
         return EX_FAIL;
     case AL_ETOOL:
         msg("tool name %s", al_strerror(rc));
@@ -235,28 +238,58 @@ static int read_fd(int fd, uint64_t limit, char **out, size_t *len)
     return al_buf_detach(&b, out, len);
 }
 
-/* Reads the input of put/offload/drop-referenced: PATH or stdin. */
-static int read_input(const char *path, char **out, size_t *len)
+/* The input's name in messages: "stdin" or "file 'PATH'". */
+static const char *input_name(const char *path)
 {
-    int rc;
-    if (path) {
-        rc = al_file_read(path, SIZE_MAX, out, len);
-        if (rc == EISDIR) {
-            msg("file '%s' is a directory, expected a file to store", q(path));
-            return EX_USAGE;
-        }
-        if (rc) {
-            msg("cannot read file '%s': %s", q(path), strerror(rc));
-            return rc == ENOMEM ? EX_FAIL : EX_USAGE;
-        }
-        return EX_OK;
-    }
-    rc = read_fd(STDIN_FILENO, UINT64_MAX, out, len);
-    if (rc) {
-        msg("cannot read stdin: %s", strerror(rc));
-        return EX_FAIL;
+    static char name[600];
+    if (!path)
+        return "stdin";
+    snprintf(name, sizeof name, "file '%s'", q(path));
+    return name;
+}
+
+/* --max-input-bytes, or its default, into *MAX. */
+static int input_limit(const opts *o, uint64_t *max)
+{
+    *max = CLI_MAX_INPUT_DEFAULT;
+    if (o->max_input && al_size_parse(o->max_input, max)) {
+        msg("--max-input-bytes '%s': %s", q(o->max_input), al_strerror(AL_ESIZE));
+        return EX_USAGE;
     }
     return EX_OK;
+}
+
+/* Opens the input of put/offload: PATH or stdin (cli_input.h). */
+static int input_open(const opts *o, const char *path, cli_input *in)
+{
+    uint64_t max;
+    int ex, rc;
+    if ((ex = input_limit(o, &max)))
+        return ex;
+    rc = cli_input_open(in, path, max);
+    if (rc == EISDIR) {
+        msg("file '%s' is a directory, expected a file to store", q(path));
+        return EX_USAGE;
+    }
+    if (rc) {
+        msg("cannot read %s: %s", input_name(path), strerror(rc));
+        return rc == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    return EX_OK;
+}
+
+/* The message and exit code for RC from reading IN (PATH or stdin);
+ * WHAT says what did not happen ("nothing was stored"). */
+static int input_error(const cli_input *in, const char *path, int rc, const char *what)
+{
+    if (rc == CLI_EINPUT) {
+        msg("%s is longer than --max-input-bytes %" PRIu64 "%s: refused, %s "
+            "(--max-input-bytes N reads more)", input_name(path), in->max_input,
+            in->max_input == CLI_MAX_INPUT_DEFAULT ? " (the default, 1 GiB)" : "", what);
+        return EX_USAGE;
+    }
+    msg("cannot read %s: %s", input_name(path), rc > 0 ? strerror(rc) : al_strerror(rc));
+    return EX_FAIL;
 }
 
 static int print_json(cJSON *j)
@@ -377,6 +410,15 @@ static int setup(const opts *o, al_policy **pol, al_store **h)
     return ex;
 }
 
+/* 0 when the handle's store exists, else AL_ENOSTORE (or why it cannot be
+ * read): the commands that only read or remove fail on a missing store,
+ * all in the same way (report()), instead of each in its own. */
+static int need_store(al_store *h)
+{
+    al_stats s;
+    return al_store_stats(h, &s);
+}
+
 static cJSON *entry_json(const char *key, const al_entry *e)
 {
     char when[40];
@@ -396,9 +438,14 @@ static cJSON *entry_json(const char *key, const al_entry *e)
 }
 
 /* ---- commands ----------------------------------------------------------- */
+static const char *compression_name(unsigned how)
+{
+    return how == AL_COMPRESS_ZSTD ? "zstd" : "none";
+}
+
 static int cmd_init(opts *o, int argc, char **argv)
 {
-    uint64_t total = 0, result = 0, nevicted = 0;
+    uint64_t total = 0, result = 0, nevicted = 0, cfg = 0;
     al_policy *pol = NULL;
     al_store *h = NULL;
     al_stats s;
@@ -414,14 +461,33 @@ static int cmd_init(opts *o, int argc, char **argv)
         msg("--max-result-bytes '%s': %s", q(o->max_result), al_strerror(AL_ESIZE));
         return EX_USAGE;
     }
+    if (total > AL_MAX_TOTAL_LIMIT) {
+        msg("--max-total-bytes %" PRIu64 " is above the largest bound a store can have, %" PRIu64
+            " (16 TiB)", total, AL_MAX_TOTAL_LIMIT);
+        return EX_USAGE;
+    }
+    if ((o->max_total && total < AL_MIN_LIMIT) || (o->max_result && result < AL_MIN_LIMIT)) {
+        int t = o->max_total && total < AL_MIN_LIMIT;
+        msg("%s %" PRIu64 " is below the minimum of %u bytes: a cut result needs room for "
+            "its marker line", t ? "--max-total-bytes" : "--max-result-bytes", t ? total : result,
+            AL_MIN_LIMIT);
+        return EX_USAGE;
+    }
     if (total && result > total) {
         msg("--max-result-bytes %" PRIu64 " is above --max-total-bytes %" PRIu64
             ": a result must fit in the store", result, total);
         return EX_USAGE;
     }
+    if (o->compression && strcmp(o->compression, "zstd") && strcmp(o->compression, "none")) {
+        msg("--compression '%s': must be zstd or none", q(o->compression));
+        return EX_USAGE;
+    }
     if ((ex = setup(o, &pol, &h)))
         return ex;
     rc = al_store_init(h, total, result, &nevicted);
+    if (rc == 0 && o->compression)
+        rc = al_store_set_compression(h, strcmp(o->compression, "zstd") ? AL_COMPRESS_NONE
+                                                                         : AL_COMPRESS_ZSTD);
     if (rc == AL_ELIMITS) {
         al_stats cur;
         if (al_store_stats(h, &cur) == 0 && result > cur.max_total_bytes)
@@ -432,7 +498,7 @@ static int cmd_init(opts *o, int argc, char **argv)
         ex = EX_USAGE;
         goto cleanup;
     }
-    if (rc || (rc = al_store_stats(h, &s))) {
+    if (rc || (rc = al_store_stats(h, &s)) || (rc = al_store_max_result(h, NULL, &cfg))) {
         ex = report(rc, h, NULL);
         goto cleanup;
     }
@@ -442,12 +508,20 @@ static int cmd_init(opts *o, int argc, char **argv)
             cJSON_AddStringToObject(j, "store", al_store_dir(h));
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
+            cJSON_AddStringToObject(j, "compression", compression_name(s.compression));
             cJSON_AddNumberToObject(j, "evicted", (double)nevicted);
         }
         ex = print_json(j);
     } else {
-        printf("store %s: max_total_bytes %" PRIu64 ", max_result_bytes %" PRIu64 "\n",
+        printf("store %s: max_total_bytes %" PRIu64 ", max_result_bytes %" PRIu64,
                al_store_dir(h), s.max_total_bytes, s.max_result_bytes);
+        if (cfg > s.max_result_bytes) /* say it, while the bound holds it down */
+            printf(" (%" PRIu64 " configured, held to max_total_bytes while the bound is lower)",
+                   cfg);
+        putchar('\n');
+        if (o->compression)
+            printf("compression %s for later results\n", compression_name(s.compression));
         if (nevicted)
             printf("evicted %" PRIu64 " result%s to fit the new bound\n", nevicted,
                    nevicted == 1 ? "" : "s");
@@ -464,8 +538,9 @@ static int cmd_put(opts *o, int argc, char **argv)
     const char *key = argv[0];
     al_policy *pol = NULL;
     al_store *h = NULL;
-    char *data = NULL, *path = NULL;
-    size_t len = 0;
+    al_cutter *c = NULL;
+    cli_input in = {.fd = -1};
+    char *path = NULL;
     al_entry e;
     int ex, rc;
     (void)argc;
@@ -476,19 +551,22 @@ static int cmd_put(opts *o, int argc, char **argv)
         msg("tool '%s': %s", q(o->tool), al_strerror(AL_ETOOL));
         return EX_USAGE;
     }
-    if ((ex = read_input(o->file, &data, &len)))
+    /* Empty input is a 0-byte entry, as al_store_put() and the Python
+     * binding's write() store it: a plain file may be empty too. */
+    if ((ex = input_open(o, o->file, &in)))
         return ex;
-    if (len == 0) {
-        if (o->file)
-            msg("file '%s' is empty: nothing to store under '%s'", q(o->file), q(key));
-        else
-            msg("stdin is empty: nothing to store under '%s'", q(key));
-        free(data);
-        return EX_USAGE;
-    }
     if ((ex = setup(o, &pol, &h)))
         goto cleanup;
-    rc = al_store_put(h, key, data, len, o->tool, &e, &path);
+    /* Streamed: only the head and a ring of the tail are held (cut.c). */
+    if ((rc = al_store_cutter(h, &c))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if ((rc = cli_input_to_cutter(&in, c))) {
+        ex = input_error(&in, o->file, rc, "nothing was stored");
+        goto cleanup;
+    }
+    rc = al_store_put_cutter(h, key, c, o->tool, &e, &path);
     if (rc) {
         ex = report(rc, h, key);
         goto cleanup;
@@ -508,9 +586,40 @@ static int cmd_put(opts *o, int argc, char **argv)
     }
 cleanup:
     al_free(path);
-    free(data);
+    al_cutter_free(c);
+    cli_input_close(&in);
     al_store_close(h);
     al_policy_free(pol);
+    return ex;
+}
+
+/* Prints offload's answer: OUT (OUTLEN bytes) goes into the conversation;
+ * KEY (NULL when kept) and H give the path. */
+static int offload_print(const opts *o, const al_store *h, const char *key, int offloaded,
+                         const char *out, size_t outlen)
+{
+    char *path = NULL;
+    cJSON *j;
+    int ex;
+    if (!o->json)
+        return write_all(out, outlen);
+    if ((j = cJSON_CreateObject())) {
+        cJSON_AddBoolToObject(j, "offloaded", offloaded);
+        if (key)
+            cJSON_AddStringToObject(j, "key", key);
+        else
+            cJSON_AddNullToObject(j, "key");
+        if (key && al_store_path_of(h, key, &path) == 0)
+            cJSON_AddStringToObject(j, "path", path);
+        else
+            cJSON_AddNullToObject(j, "path");
+        if (cli_json_add_bytes(j, "text", "encoding", out, outlen)) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
+    }
+    ex = print_json(j);
+    al_free(path);
     return ex;
 }
 
@@ -518,9 +627,13 @@ static int cmd_offload(opts *o, int argc, char **argv)
 {
     al_policy *pol = NULL;
     al_store *h = NULL;
-    char *data = NULL, *out = NULL, *key = NULL, *path = NULL;
-    size_t len = 0, outlen = 0;
-    int ex, rc, offloaded = 0;
+    al_cutter *c = NULL;
+    cli_input in = {.fd = -1};
+    al_buf b = {0};
+    char *out = NULL, *key = NULL;
+    size_t outlen = 0;
+    uint64_t limit = 0;
+    int ex, rc, kind = AL_OFFLOAD_NEVER, sure = 0, offloaded = 0;
     (void)argc;
     (void)argv;
 
@@ -534,52 +647,53 @@ static int cmd_offload(opts *o, int argc, char **argv)
     }
     if ((ex = load_policy(o, &pol)))
         return ex;
-    if ((ex = read_input(NULL, &data, &len)))
+    if ((ex = input_open(o, NULL, &in)))
         goto cleanup;
-    if (!al_policy_decide(pol, o->tool, data, len, NULL, NULL)) {
+    /* Read until the rule is sure to offload, or to the end (cli_input.h). */
+    al_policy_decide(pol, o->tool, NULL, 0, &kind, &limit);
+    if ((rc = cli_input_prefix(&in, kind, limit, &b, &sure))) {
+        ex = input_error(&in, NULL, rc, "nothing was stored");
+        goto cleanup;
+    }
+    if (!sure && !al_policy_decide(pol, o->tool, b.p, b.len, NULL, NULL)) {
         /* Kept in the conversation: the store is not even opened. */
-        if (o->json) {
-            cJSON *j = cJSON_CreateObject();
-            if (j) {
-                cJSON_AddFalseToObject(j, "offloaded");
-                cJSON_AddNullToObject(j, "key");
-                cJSON_AddNullToObject(j, "path");
-                cJSON_AddStringToObject(j, "text", data);
-            }
-            ex = print_json(j);
-        } else {
-            ex = write_all(data, len);
-        }
+        ex = offload_print(o, NULL, NULL, 0, b.p ? b.p : "", b.len);
         goto cleanup;
     }
     if ((ex = open_store(o, pol, &h)))
         goto cleanup;
-    rc = al_key_derive(o->call_id, strlen(o->call_id), &key);
-    if (rc == 0)
-        rc = al_offload(h, pol, o->tool, o->call_id, strlen(o->call_id), data, len,
+    if ((rc = al_key_derive(o->call_id, strlen(o->call_id), &key))) {
+        ex = report(rc, h, NULL);
+        goto cleanup;
+    }
+    if (!sure) {
+        rc = al_offload(h, pol, o->tool, o->call_id, strlen(o->call_id), b.p, b.len,
                         &out, &outlen, &offloaded);
+    } else {
+        /* The prefix, then the rest, through a cutter: memory about
+         * max_result_bytes whatever the length. */
+        if ((rc = al_store_cutter(h, &c)) == 0 && (rc = al_cutter_add(c, b.p, b.len)) == 0) {
+            al_buf_release(&b);
+            if ((rc = cli_input_to_cutter(&in, c))) {
+                ex = input_error(&in, NULL, rc, "nothing was stored");
+                goto cleanup;
+            }
+            rc = al_offload_cutter(h, pol, o->tool, o->call_id, strlen(o->call_id), c, &out,
+                                   &outlen);
+            offloaded = rc == 0;
+        }
+    }
     if (rc) {
         ex = report(rc, h, key);
         goto cleanup;
     }
-    if (o->json) {
-        cJSON *j = cJSON_CreateObject();
-        if (j) {
-            cJSON_AddBoolToObject(j, "offloaded", offloaded);
-            cJSON_AddStringToObject(j, "key", key);
-            if (al_store_path_of(h, key, &path) == 0)
-                cJSON_AddStringToObject(j, "path", path);
-            cJSON_AddStringToObject(j, "text", out);
-        }
-        ex = print_json(j);
-    } else {
-        ex = write_all(out, outlen);
-    }
+    ex = offload_print(o, h, key, offloaded, out, outlen);
 cleanup:
-    al_free(path);
     al_free(key);
     al_free(out);
-    free(data);
+    al_buf_release(&b);
+    al_cutter_free(c);
+    cli_input_close(&in);
     al_store_close(h);
     al_policy_free(pol);
     return ex;
@@ -596,8 +710,11 @@ static int cmd_key(opts *o, int argc, char **argv)
     if (o->json) {
         cJSON *j = cJSON_CreateObject();
         if (j) {
-            cJSON_AddStringToObject(j, "raw", argv[0]);
-            cJSON_AddStringToObject(j, "key", key);
+            if (cli_json_add_bytes(j, "raw", "raw_encoding", argv[0], strlen(argv[0]))
+                || !cJSON_AddStringToObject(j, "key", key)) {
+                cJSON_Delete(j);
+                j = NULL;
+            }
         }
         rc = print_json(j);
     } else {
@@ -675,13 +792,13 @@ static int cmd_ls(opts *o, int argc, char **argv)
 
     if ((ex = setup(o, &pol, &h)))
         return ex;
-    if (o->json)
-        fputs("[", stdout);
-    rc = al_store_list(h, ls_cb, &c);
-    if (rc == AL_ENOSTORE)
-        rc = 0; /* no store yet: no entries */
-    if (o->json)
-        fputs("]\n", stdout);
+    if ((rc = need_store(h)) == 0) {
+        if (o->json)
+            fputs("[", stdout);
+        rc = al_store_list(h, ls_cb, &c);
+        if (o->json)
+            fputs("]\n", stdout);
+    }
     if (fflush(stdout) != 0 && rc == 0) {
         msg("cannot write to stdout: %s", strerror(errno));
         ex = EX_FAIL;
@@ -758,14 +875,16 @@ static int cmd_rm(opts *o, int argc, char **argv)
             return report(rc, NULL, argv[i]);
     if ((ex = setup(o, &pol, &h)))
         return ex;
-    for (int i = 0; i < argc; i++) {
+    if ((rc = need_store(h)))
+        ex = report(rc, h, NULL);
+    for (int i = 0; rc == 0 && i < argc; i++) {
         al_entry e;
         int one;
-        rc = al_store_remove(h, argv[i], &e);
-        if (rc == AL_EEVICTED)
+        int r = al_store_remove(h, argv[i], &e);
+        if (r == AL_EEVICTED)
             one = report_gone(argv[i], &e);
-        else if (rc)
-            one = report(rc, h, argv[i]);
+        else if (r)
+            one = report(r, h, argv[i]);
         else
             one = EX_OK;
         if (ex == EX_OK)
@@ -803,14 +922,29 @@ static int cmd_drop(opts *o, int argc, char **argv)
     drop_ctx d = {NULL, o->json, NULL};
     char *text = NULL;
     size_t len = 0, n = 0;
+    uint64_t max;
     int ex, rc;
     (void)argc;
     (void)argv;
 
-    if ((ex = read_input(NULL, &text, &len)))
-        return ex;
     if ((ex = setup(o, &pol, &h)))
+        return ex;
+    if ((rc = need_store(h))) {
+        ex = report(rc, h, NULL);
         goto cleanup;
+    }
+    if ((ex = input_limit(o, &max)))
+        goto cleanup;
+    if ((rc = read_fd(STDIN_FILENO, max, &text, &len))) {
+        msg("cannot read stdin: %s", strerror(rc));
+        ex = EX_FAIL;
+        goto cleanup;
+    }
+    if ((uint64_t)len > max) {
+        cli_input in = {.max_input = max};
+        ex = input_error(&in, NULL, CLI_EINPUT, "nothing was removed");
+        goto cleanup;
+    }
     d.h = h;
     if (o->json && !(d.arr = cJSON_CreateArray())) {
         ex = report(ENOMEM, h, NULL);
@@ -837,6 +971,7 @@ cleanup:
 
 static int cmd_stats(opts *o, int argc, char **argv)
 {
+    uint64_t cfg = 0;
     al_policy *pol = NULL;
     al_store *h = NULL;
     al_stats s;
@@ -847,6 +982,8 @@ static int cmd_stats(opts *o, int argc, char **argv)
     if ((ex = setup(o, &pol, &h)))
         return ex;
     rc = al_store_stats(h, &s);
+    if (rc == 0)
+        rc = al_store_max_result(h, NULL, &cfg);
     if (rc) {
         ex = report(rc, h, NULL);
     } else if (o->json) {
@@ -854,8 +991,10 @@ static int cmd_stats(opts *o, int argc, char **argv)
         if (j) {
             cJSON_AddNumberToObject(j, "entries", (double)s.entries);
             cJSON_AddNumberToObject(j, "bytes", (double)s.bytes);
+            cJSON_AddNumberToObject(j, "stored_bytes", (double)s.stored_bytes);
             cJSON_AddNumberToObject(j, "max_total_bytes", (double)s.max_total_bytes);
             cJSON_AddNumberToObject(j, "max_result_bytes", (double)s.max_result_bytes);
+            cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
             cJSON_AddNumberToObject(j, "evictions", (double)s.evictions);
             cJSON_AddNumberToObject(j, "removals", (double)s.removals);
             cJSON_AddNumberToObject(j, "tombstones", (double)s.tombstones);
@@ -868,6 +1007,10 @@ static int cmd_stats(opts *o, int argc, char **argv)
                "\nmax_result_bytes: %" PRIu64 "\nevictions: %" PRIu64 "\nremovals: %" PRIu64 "\n",
                al_store_dir(h), s.entries, s.bytes, s.max_total_bytes, s.max_result_bytes,
                s.evictions, s.removals);
+        if (cfg > s.max_result_bytes)
+            printf("max_result_bytes_configured: %" PRIu64 " (held to max_total_bytes while "
+                   "the bound is lower)\n", cfg);
+        printf("stored_bytes: %" PRIu64 "\n", s.stored_bytes);
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
     al_store_close(h);
@@ -1197,7 +1340,7 @@ static int cmd_import(opts *o, int argc, char **argv)
     imp_file *files = NULL;
     size_t nfiles = 0, i = 0;
     al_stats st;
-    char line[512];
+    char line[512], *why = NULL;
     int ex = EX_OK, rc;
     (void)argc;
 
@@ -1209,6 +1352,15 @@ static int cmd_import(opts *o, int argc, char **argv)
     if (im.dfd < 0) {
         msg("cannot import directory '%s': %s", q(dir), strerror(errno));
         return errno == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    /* Resolve the store first (nothing is created yet): DIR must not be it,
+     * nor hold or lie inside any LMDB environment (cli_importdir.c). */
+    if ((ex = setup(o, &pol, &im.h)))
+        goto cleanup;
+    if ((rc = cli_importdir_check(im.dfd, dir, al_store_dir(im.h), &why))) {
+        msg("%s", why ? why : "out of memory");
+        ex = rc == 1 ? EX_USAGE : EX_FAIL;
+        goto cleanup;
     }
     if (!o->keep && faccessat(im.dfd, ".", W_OK, AT_EACCESS) != 0) {
         msg("cannot remove files from directory '%s': %s; use --keep to import copies",
@@ -1228,8 +1380,6 @@ static int cmd_import(opts *o, int argc, char **argv)
     }
     if (nfiles > 0) {
         /* A write command: create the store when missing, then read its limits. */
-        if ((ex = setup(o, &pol, &im.h)))
-            goto cleanup;
         if ((rc = al_store_init(im.h, 0, 0, NULL)) || (rc = al_store_stats(im.h, &st))) {
             ex = report(rc, im.h, NULL);
             goto cleanup;
@@ -1298,6 +1448,7 @@ static int cmd_import(opts *o, int argc, char **argv)
             ex = jx;
     }
 cleanup:
+    free(why);
     cJSON_Delete(im.jentries);
     cJSON_Delete(im.jskips);
     while (nfiles > 0)
@@ -1311,22 +1462,22 @@ cleanup:
 }
 
 static const cmd commands[] = {
-    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR, ""},
-    {"put", cmd_put, 1, 1, O_TOOL | O_FILE, " KEY"},
-    {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL, ""},
+    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR | O_COMP, ""},
+    {"put", cmd_put, 1, 1, O_TOOL | O_FILE | O_MAXI, " KEY"},
+    {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL | O_MAXI, ""},
     {"key", cmd_key, 1, 1, 0, " RAW"},
     {"get", cmd_get, 1, 1, 0, " KEY"},
     {"ls", cmd_ls, 0, 0, 0, ""},
     {"stat", cmd_stat, 1, 1, 0, " KEY"},
     {"rm", cmd_rm, 1, -1, 0, " KEY..."},
-    {"drop-referenced", cmd_drop, 0, 0, 0, ""},
+    {"drop-referenced", cmd_drop, 0, 0, O_MAXI, ""},
     {"stats", cmd_stats, 0, 0, 0, ""},
     {"import", cmd_import, 1, 1, O_TOOL | O_KEEP, " DIR"},
 };
 
 static const char *const opt_names[] = {"--tool", "--file", "--call-id",
                                         "--max-total-bytes", "--max-result-bytes",
-                                        "--keep"};
+                                        "--keep", "--max-input-bytes", "--compression"};
 
 int main(int argc, char **argv)
 {
@@ -1342,6 +1493,8 @@ int main(int argc, char **argv)
         {"max-total-bytes", required_argument, NULL, OPT_MAX_TOTAL},
         {"max-result-bytes", required_argument, NULL, OPT_MAX_RESULT},
         {"keep", no_argument, NULL, OPT_KEEP},
+        {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT},
+        {"compression", required_argument, NULL, OPT_COMPRESSION},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1368,6 +1521,8 @@ int main(int argc, char **argv)
         case OPT_MAX_TOTAL: o.max_total = optarg; o.given |= O_MAXT; break;
         case OPT_MAX_RESULT: o.max_result = optarg; o.given |= O_MAXR; break;
         case OPT_KEEP: o.keep = 1; o.given |= O_KEEP; break;
+        case OPT_MAX_INPUT: o.max_input = optarg; o.given |= O_MAXI; break;
+        case OPT_COMPRESSION: o.compression = optarg; o.given |= O_COMP; break;
         case 'h':
             fputs(usage_text, stdout);
             return fflush(stdout) == 0 ? EX_OK : EX_FAIL;

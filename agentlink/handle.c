@@ -266,14 +266,17 @@ static void entry_from_tomb(al_entry *e, const store_tomb *t)
     e->gone_reason = t->reason == STORE_REASON_REMOVED ? AL_REASON_REMOVED : AL_REASON_EVICTED;
 }
 
-/* Writes with h->mu held. *CUT gets the cut copy when the value was cut
- * (yours), else NULL: the stored bytes are *CUT or DATA. */
+/* Writes with h->mu held. ORIG is the length of the value DATA was kept
+ * from (LEN when DATA is the whole value; more when a cutter cut it).
+ * *CUT gets the cut copy when the value was cut here (yours), else NULL:
+ * the stored bytes are *CUT or DATA. */
 static int put_locked(al_store *h, const char *key, const void *data, size_t len,
-                      const char *tool, al_entry *e, void **cut, size_t *stored_len)
+                      uint64_t orig, const char *tool, al_entry *e, void **cut,
+                      size_t *stored_len)
 {
     store_limits lim;
     store_entry se;
-    store_meta meta = {tool, 0, (uint64_t)len, 0};
+    store_meta meta = {tool, 0, orig, 0};
     int rc, tries = 0;
 
     *cut = NULL;
@@ -287,7 +290,7 @@ again:
     *cut = NULL;
     if ((rc = al_cut(data, len, lim.max_result_bytes, cut, stored_len)))
         return rc;
-    meta.truncated = *cut != NULL;
+    meta.truncated = *cut != NULL || orig > len;
     rc = store_put(h->st, h->ns, key, *cut ? *cut : data, *stored_len, &meta, &se);
     if (rc == STORE_ETOOBIG && tries++ < 3)
         goto again; /* the limit was lowered between our read and the write */
@@ -318,7 +321,50 @@ int al_store_put(al_store *h, const char *key, const void *data, size_t len,
     if (path && (rc = al_store_path_of(h, key, path)))
         return rc;
     pthread_mutex_lock(&h->mu);
-    rc = put_locked(h, key, data ? data : "", len, tool, e, &cut, &stored);
+    rc = put_locked(h, key, data ? data : "", len, (uint64_t)len, tool, e, &cut, &stored);
+    pthread_mutex_unlock(&h->mu);
+    free(cut);
+    if (rc && path) {
+        free(*path);
+        *path = NULL;
+    }
+    return rc;
+}
+
+int al_store_cutter(al_store *h, al_cutter **out)
+{
+    uint64_t max = STORE_DEFAULT_MAX_RESULT;
+    int rc;
+    if (!h || !out)
+        return EINVAL;
+    rc = al_store_max_result(h, &max, NULL);
+    if (rc && rc != AL_ENOSTORE)
+        return rc;
+    return al_cutter_new(out, max);
+}
+
+int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
+                        const char *tool, al_entry *e, char **path)
+{
+    const void *kept;
+    void *cut = NULL;
+    size_t len, stored;
+    int rc;
+
+    if (path)
+        *path = NULL;
+    if (!h || !c)
+        return EINVAL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    if (tool && (rc = al_tool_check(tool)))
+        return rc;
+    if ((rc = al_cutter_finish(c, &kept, &len, NULL)))
+        return rc;
+    if (path && (rc = al_store_path_of(h, key, path)))
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    rc = put_locked(h, key, kept, len, al_cutter_total(c), tool, e, &cut, &stored);
     pthread_mutex_unlock(&h->mu);
     free(cut);
     if (rc && path) {
@@ -437,9 +483,12 @@ int al_store_stats(al_store *h, al_stats *out)
     if (!h || !out)
         return EINVAL;
     pthread_mutex_lock(&h->mu);
+    unsigned how = STORE_COMPRESS_NONE;
     rc = attach(h, 0);
     if (rc == 0)
         rc = al_err_from_store(store_stats_get(h->st, &s));
+    if (rc == 0)
+        rc = al_err_from_store(store_compression_get(h->st, &how));
     pthread_mutex_unlock(&h->mu);
     if (rc)
         return rc;
@@ -451,7 +500,43 @@ int al_store_stats(al_store *h, al_stats *out)
     out->removals = s.removals;
     out->tombstones = s.tombstones;
     out->file_bytes = s.file_bytes;
+    out->stored_bytes = s.stored_bytes;
+    out->compression = how == STORE_COMPRESS_ZSTD ? AL_COMPRESS_ZSTD : AL_COMPRESS_NONE;
     return 0;
+}
+
+int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
+{
+    store_stats s;
+    int rc;
+    if (!h)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, &s));
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        return rc;
+    if (in_force)
+        *in_force = s.max_result_bytes;
+    if (configured)
+        *configured = s.max_result_configured;
+    return 0;
+}
+
+int al_store_set_compression(al_store *h, unsigned compression)
+{
+    int rc;
+    if (!h || (compression != AL_COMPRESS_NONE && compression != AL_COMPRESS_ZSTD))
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 1);
+    if (rc == 0)
+        rc = al_err_from_store(store_compression_set(
+            h->st, compression == AL_COMPRESS_ZSTD ? STORE_COMPRESS_ZSTD : STORE_COMPRESS_NONE));
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 int al_store_init(al_store *h, uint64_t max_total_bytes,
@@ -463,6 +548,10 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
         *nevicted = 0;
     if (!h)
         return EINVAL;
+    if (max_total_bytes > AL_MAX_TOTAL_LIMIT || max_result_bytes > AL_MAX_TOTAL_LIMIT
+        || (max_total_bytes && max_total_bytes < AL_MIN_LIMIT)
+        || (max_result_bytes && max_result_bytes < AL_MIN_LIMIT))
+        return AL_ELIMITS;
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 1);
     if (rc == 0 && (max_total_bytes || max_result_bytes))
@@ -589,15 +678,35 @@ cleanup:
 }
 
 /* ---- offload -------------------------------------------------------------- */
+/* Stores LEN bytes at DATA, kept from a value of ORIG bytes, under KEY
+ * (whose path is PATH) and builds the pointer text into *OUT. */
+static int offload_store(al_store *h, const al_policy *pol, const char *tool,
+                         const char *key, const char *path, const void *data,
+                         size_t len, uint64_t orig, char **out, size_t *outlen)
+{
+    al_preview pv;
+    al_entry e;
+    void *cut = NULL;
+    size_t stored;
+    int rc;
+
+    pthread_mutex_lock(&h->mu);
+    rc = put_locked(h, key, data, len, orig, tool, &e, &cut, &stored);
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        return rc;
+    al_policy_preview(pol, &pv);
+    /* The pointer is built from exactly the bytes handed to the store. */
+    rc = al_pointer_text(path, tool, cut ? cut : data, stored, orig, &pv, out, outlen);
+    free(cut);
+    return rc;
+}
+
 int al_offload(al_store *h, const al_policy *pol, const char *tool,
                const void *call_id, size_t call_id_len, const void *data,
                size_t len, char **out, size_t *outlen, int *offloaded)
 {
-    al_preview pv;
-    al_entry e;
     char *key = NULL, *path = NULL;
-    void *cut = NULL;
-    size_t stored;
     int rc;
 
     if (offloaded)
@@ -623,19 +732,36 @@ int al_offload(al_store *h, const al_policy *pol, const char *tool,
         return rc;
     if ((rc = al_store_path_of(h, key, &path)))
         goto cleanup;
-    pthread_mutex_lock(&h->mu);
-    rc = put_locked(h, key, data, len, tool, &e, &cut, &stored);
-    pthread_mutex_unlock(&h->mu);
-    if (rc)
-        goto cleanup;
-    al_policy_preview(pol, &pv);
-    /* The pointer is built from exactly the bytes handed to the store. */
-    rc = al_pointer_text(path, tool, cut ? cut : data, stored, (uint64_t)len,
-                         &pv, out, outlen);
+    rc = offload_store(h, pol, tool, key, path, data, len, (uint64_t)len, out, outlen);
     if (rc == 0 && offloaded)
         *offloaded = 1;
 cleanup:
-    free(cut);
+    free(path);
+    free(key);
+    return rc;
+}
+
+int al_offload_cutter(al_store *h, const al_policy *pol, const char *tool,
+                      const void *call_id, size_t call_id_len, al_cutter *c,
+                      char **out, size_t *outlen)
+{
+    char *key = NULL, *path = NULL;
+    const void *kept;
+    size_t len;
+    int rc;
+
+    if (!out || !h || !c || (!call_id && call_id_len > 0))
+        return EINVAL;
+    *out = NULL;
+    if (tool && (rc = al_tool_check(tool)))
+        return rc;
+    if ((rc = al_cutter_finish(c, &kept, &len, NULL)))
+        return rc;
+    if ((rc = al_key_derive(call_id, call_id_len, &key)))
+        return rc;
+    if ((rc = al_store_path_of(h, key, &path)) == 0)
+        rc = offload_store(h, pol, tool, key, path, kept, len, al_cutter_total(c), out,
+                           outlen);
     free(path);
     free(key);
     return rc;

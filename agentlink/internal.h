@@ -29,12 +29,16 @@ void al_buf_release(al_buf *b);
 /* Length of the valid UTF-8 sequence at S (N > 0 bytes left), or 0 when
  * the byte at S does not start one. *CP (may be NULL) gets the code point. */
 
+/* Counts characters as al_text_info() does, over a buffer that grows:
+ * decodes the LEN bytes at DATA from *POS on and adds the characters to
+ * *CHARS, stopping where fewer than 4 bytes are left (a sequence may be
+ * incomplete there) unless FINAL (the buffer holds the whole text). Call
+ * again with the same *POS and *CHARS after the buffer grew. */
+void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, int final);
+
 /* Converts a store error code into the AL_E* code at the same offset;
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);
-
-/* Checks a tool name: 1..255 bytes, valid UTF-8, no control character. */
-int al_tool_check(const char *tool);
 
 /* Appends S to B quoted for a POSIX shell when it needs it ('...'). */
 void al_buf_add_shell(al_buf *b, const char *s);

@@ -1,10 +1,26 @@
-/* text.c -- counting characters and lines, the head-and-tail cut, sizes. */
+/* text.c -- counting characters and lines, sizes. (The cut is in cut.c.) */
 #include "agentlink/internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, int final)
+{
+    const unsigned char *s = data;
+    size_t i = *pos, stop = final ? len : len < 3 ? 0 : len - 3;
+    uint64_t n = *chars;
+    /* With 4 bytes ahead a sequence decodes as it would in the whole
+     * buffer: store_utf8_len() looks at most 4 bytes far. */
+    while (i < stop) {
+        size_t k = s[i] < 0x80 ? 1 : store_utf8_len(s + i, len - i);
+        n++;
+        i += k ? k : 1;
+    }
+    *pos = i;
+    *chars = n;
+}
 
 void al_text_info(const void *data, size_t len, al_textinfo *info)
 {
@@ -32,93 +48,6 @@ void al_text_info(const void *data, size_t len, al_textinfo *info)
         t.lines++;
     if (info)
         *info = t;
-}
-
-/* Moves POS back to the start of the character it falls in (at most three
- * continuation bytes, so runs of stray 0x80-0xBF bytes cost nothing). */
-static size_t char_start_back(const unsigned char *s, size_t pos)
-{
-    for (unsigned k = 0; k < 3 && pos > 0 && (s[pos] & 0xc0) == 0x80; k++)
-        pos--;
-    return pos;
-}
-
-static size_t char_start_fwd(const unsigned char *s, size_t len, size_t pos)
-{
-    for (unsigned k = 0; k < 3 && pos < len && (s[pos] & 0xc0) == 0x80; k++)
-        pos++;
-    return pos;
-}
-
-#define SNAP_WINDOW 4096u
-#define MARKER_FMT "[... offloadfs: %zu bytes cut here ...]\n"
-#define MIN_CUT_ROOM 64u
-
-int al_cut(const void *data, size_t len, uint64_t max, void **out,
-           size_t *outlen)
-{
-    const unsigned char *s = data;
-    size_t room, head, tail_start, win, mlen, cut, total;
-    int nl_before;
-    char marker[96];
-    unsigned char *o;
-
-    if (!out || !outlen || max == 0)
-        return EINVAL;
-    *out = NULL;
-    *outlen = len;
-    if ((uint64_t)len <= max)
-        return 0;
-
-    if (max < MIN_CUT_ROOM) {
-        /* No room for a marker: the tail is what matters most. */
-        size_t start = char_start_fwd(s, len, len - (size_t)max);
-        o = malloc(len - start + 1);
-        if (!o)
-            return ENOMEM;
-        memcpy(o, s + start, len - start);
-        o[len - start] = '\0';
-        *out = o;
-        *outlen = len - start;
-        return 0;
-    }
-
-    /* The marker's longest form: '\n', the text with as many digits as LEN. */
-    mlen = 1 + (size_t)snprintf(NULL, 0, MARKER_FMT, len);
-    room = (size_t)max - mlen;
-    head = char_start_back(s, room / 4);
-    tail_start = char_start_fwd(s, len, len - (room - room / 4));
-
-    /* Prefer whole lines at both edges when a line end is near. */
-    win = room / 8 < SNAP_WINDOW ? room / 8 : SNAP_WINDOW;
-    for (size_t i = head; i > 0 && head - i < win; i--)
-        if (s[i - 1] == '\n') {
-            head = i;
-            break;
-        }
-    for (size_t i = tail_start; i < len && i - tail_start < win; i++)
-        if (s[i] == '\n') {
-            if (i + 1 < len)
-                tail_start = i + 1;
-            break;
-        }
-    cut = tail_start - head;
-    nl_before = head > 0 && s[head - 1] != '\n';
-    snprintf(marker, sizeof marker, MARKER_FMT, cut);
-    mlen = strlen(marker);
-    total = head + (size_t)nl_before + mlen + (len - tail_start);
-    o = malloc(total + 1);
-    if (!o)
-        return ENOMEM;
-    memcpy(o, s, head);
-    if (nl_before)
-        o[head] = '\n';
-    memcpy(o + head + (size_t)nl_before, marker, mlen);
-    memcpy(o + head + (size_t)nl_before + mlen, s + tail_start, len - tail_start);
-    o[total] = '\0';
-    *out = o;
-    *outlen = total;
-    return 0;
 }
 
 int al_size_parse(const char *text, uint64_t *out)

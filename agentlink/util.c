@@ -48,6 +48,8 @@ const char *al_strerror(int err)
     case AL_ESIZE: return "expected a size: a whole number of bytes >= 1, optionally followed by K, M or G";
     case AL_ETOOL: return "tool name must be 1 to 255 bytes of UTF-8 without control characters";
     case AL_EMOUNT: return "mount must be an absolute path";
+    case AL_ELIMITS: return "limits refused: each must be at least 64 bytes, max_total_bytes at "
+                            "most 16 TiB, and max_result_bytes no more than max_total_bytes";
     case AL_ENOTMOUNT: return "is not a path directly under the mount";
     default: break;
     }

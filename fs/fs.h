@@ -1,10 +1,13 @@
 /* fs.h -- offloadfs internals: the daemon state and the pieces that share it.
  *
  * The daemon mounts one namespace of one store read-only. main.c parses the
- * command line and owns startup and shutdown; ops.c holds the FUSE low-level
- * handlers; watch.c runs the change watcher that tells the kernel what to
- * forget when another process writes the store; wake.c holds the socket
- * through which writers wake the watcher and wait for it (read-your-writes).
+ * command line and owns startup and shutdown; config.c picks the namespace
+ * as agentlink does (policy file included); startup.c refuses, before
+ * mounting, a store inside the mountpoint and an unasked-for stacked mount;
+ * ops.c holds the FUSE low-level handlers; watch.c runs the change watcher
+ * that tells the kernel what to forget when another process writes the
+ * store; wake.c holds the socket through which writers wake the watcher
+ * and wait for it (read-your-writes).
  *
  * Caveats
  * =======
@@ -222,6 +225,35 @@ static inline struct ofs *ofs_from_req(fuse_req_t req)
  * dead and removes it (mount.c says why the order matters). Returns
  * fuse_session_mount()'s result. */
 int ofs_mount(struct fuse_session *se, const char *mountpoint);
+
+/* ---- config.c --------------------------------------------------------- */
+
+/* Chooses the namespace as agentlink does: *NS (-o namespace=, malloc'd,
+ * may be NULL) > $OFFLOADFS_NAMESPACE > the "namespace" of the policy file
+ * $OFFLOADFS_CONFIG (read with agentlink's al_policy_load(), whenever the
+ * variable names one) > "default". Returns 0 with *NS set (malloc'd,
+ * yours; unchecked against the namespace rules when it came from -o or the
+ * environment), or 1 after printing why on stderr: the policy file was
+ * refused (agentlink's message, "; nothing was mounted"), or no memory. */
+int ofs_namespace_resolve(char **ns);
+
+/* ---- startup.c -------------------------------------------------------- */
+
+/* Refuses a store at or inside the mountpoint (the daemon would wait for
+ * ever on its own mount): STORE_ABS and MNT_ABS are the real paths of the
+ * store directory and the mountpoint, STORE_NAME and MNT their names as given,
+ * for the message. Compares device and inode of the mountpoint with the
+ * store directory and each of its parents. Returns 0 (fine) or 1 (the
+ * reason printed on stderr). */
+int ofs_check_store_outside(const char *store_name, const char *store_abs, const char *mnt,
+                            const char *mnt_abs);
+
+/* Refuses a mountpoint that already shows an offloadfs mount (type
+ * fuse.offloadfs in /proc/self/mountinfo, matched by the device of
+ * MNT_ABS), for a daemon started without -o stack. MNT is the name as
+ * given. Returns 0 (fine, or the table cannot be read) or 1 (the reason
+ * printed on stderr). */
+int ofs_check_not_stacked(const char *mnt, const char *mnt_abs);
 
 /* ---- ops.c ------------------------------------------------------------ */
 

@@ -49,6 +49,7 @@ struct cli {
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
+    int stack;         /* -o stack: mount over an offloadfs mount */
     int has_fsname;
     int has_subtype;
     uint64_t prefetch_max; /* parsed from prefetch */
@@ -59,6 +60,7 @@ enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
+    {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
     /* Options mount(8) and mount.fuse3 pass from fstab that mean nothing
@@ -129,13 +131,16 @@ static void help(const char *prog)
            "read-only, one regular file per key.\n\n"
            "offloadfs options:\n"
            "    -o namespace=NS        namespace to show (default: $OFFLOADFS_NAMESPACE,\n"
-           "                           else \"default\")\n"
+           "                           else the \"namespace\" of the policy file\n"
+           "                           $OFFLOADFS_CONFIG, else \"default\")\n"
            "    -o fsname=NAME         defaults to the store path\n"
            "    -o subtype=NAME        defaults to \"offloadfs\"\n"
            "    -o prefetch=SIZE       push each result written while mounted, up to\n"
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
            "                           page cache for its first read (default 64M;\n"
            "                           0: never)\n"
+           "    -o stack               mount even where an offloadfs mount already is\n"
+           "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
            "    other fstab-only options are accepted and ignored.\n\n"
            "FUSE options:\n");
@@ -458,10 +463,8 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     }
     if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
         return EXIT_USAGE;
-    if (!c->ns) {
-        const char *env = getenv("OFFLOADFS_NAMESPACE");
-        c->ns = strdup(env && *env ? env : STORE_DEFAULT_NAMESPACE);
-    }
+    if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
+        return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
 }
 
@@ -502,6 +505,10 @@ int main(int argc, char *argv[])
     if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs))
         goto out;
     ret = EXIT_USAGE;
+    /* Before mounting: places where a mount would hang or hide (startup.c). */
+    if (ofs_check_store_outside(c.store, store_abs, c.mountpoint, mnt_abs) ||
+        (!c.stack && ofs_check_not_stacked(c.mountpoint, mnt_abs)))
+        goto out;
     if (!(conn_opts = fuse_parse_conn_info_opts(&args)) ||
         add_mount_opts(&args, &c, store_abs) != 0)
         goto out;

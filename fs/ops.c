@@ -429,9 +429,11 @@ static int do_statfs(struct ofs *fs, struct statvfs *sv)
         return ofs_errno(rc);
     memset(sv, 0, sizeof *sv);
     sv->f_bsize = sv->f_frsize = STATFS_BSIZE;
+    /* The bound counts what results occupy (compressed): df's "used". */
     sv->f_blocks = (fsblkcnt_t)(s.max_total_bytes / STATFS_BSIZE);
     sv->f_bfree = sv->f_bavail = (fsblkcnt_t)(
-        s.bytes < s.max_total_bytes ? (s.max_total_bytes - s.bytes) / STATFS_BSIZE : 0);
+        s.stored_bytes < s.max_total_bytes ? (s.max_total_bytes - s.stored_bytes) / STATFS_BSIZE
+                                           : 0);
     sv->f_files = (fsfilcnt_t)s.entries;
     sv->f_namemax = STORE_NAME_MAX;
     return 0;

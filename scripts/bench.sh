@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind"
+#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 set -euo pipefail
@@ -19,7 +19,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind}
+CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 for p in "$AL" "$OFS" "$BT"; do
@@ -90,9 +90,10 @@ umount_store() {
     DAEMON=
 }
 
-new_store() { # new_store NAME: an empty store with a bound that never evicts
-    rm -rf "${W:?}/$1"
-    "$AL" init --store "$W/$1" --max-total-bytes 16G --max-result-bytes 64M >/dev/null
+new_store() { # new_store NAME [COMPRESSION]: an empty store with a bound that never evicts
+    rm -rf "${W:?}/$1"         # (raw unless told: the cases before "compress" measure
+    "$AL" init --store "$W/$1" --max-total-bytes 16G --max-result-bytes 64M \
+        --compression "${2:-none}" >/dev/null # the raw path against plain files)
     echo "$W/$1"
 }
 
@@ -321,7 +322,7 @@ case_scale() {
         "$((hwm / 1024)) MiB" - -
 }
 
-# ---- 8. read-your-writes ------------------------------------------------------
+# ---- 9. read-your-writes ------------------------------------------------------
 # A library put of 4 KiB (STORE_NOSYNC, so that the wake-up's own cost shows)
 # with no daemon, one and four daemons on the store: each woken daemon
 # processes the change and invalidates before it answers. Then a put
@@ -359,6 +360,63 @@ case_ryw() {
     metric "put of 4 KiB (library, STORE_NOSYNC), four daemons" "$(median "${p4[@]}") us" - -
     metric "put while one of four daemons is SIGSTOPped (bound: 200 ms)" "$(median "${st[@]}") us" "< 1 s" "$(meets "$(median "${st[@]}")" 1000000)"
     row "replace-then-read 4 KiB: put+open+read+close through the mount vs file rewrite+read" us "$(median "${ro[@]}")" "$(median "${rt[@]}")" "$(median "${rd[@]}")" - -
+# ---- 8. compression ----------------------------------------------------------
+# On real text collected from this machine (scripts/bench/corpus.sh: C
+# headers, package docs, dpkg's database, logs), a store compressing with
+# zstd against one made with --compression none.
+case_compress() {
+    local C=$W/corpus r cz cn f1z=() f1n=() f2z=() f2n=() pz=() pn=() p99z=() p99n=()
+    local dz=() dn=() mz=() mn=() x
+    scripts/bench/corpus.sh "$C" $((64 << 20))
+    # Capacity and the file under churn: 10x the bound written, slices of
+    # 0-4 MiB of the corpus under 1,000 keys (once each: deterministic).
+    rm -rf "$W/capz" "$W/capn"
+    read -r cz sz fz < <(BENCHTOOL_COMPRESSION=zstd "$BT" capacity "$W/capz" 64M "$C")
+    read -r cn sn fn < <(BENCHTOOL_COMPRESSION=none "$BT" capacity "$W/capn" 64M "$C")
+    rm -rf "$W/capz" "$W/capn"
+    metric "capacity: live original bytes / max_total_bytes after writing 10x a 64 MiB bound of real text, zstd (none)" \
+        "$cz ($cn); stored/bound $sz" ">= 4" "$(awk "BEGIN {print ($cz >= 4) ? \"yes\" : \"**no**\"}")"
+    metric "compressed churn: data.mdb size / bound after writing 10x a 64 MiB bound, zstd (none)" \
+        "$fz ($fn)" "<= 1.5" "$(meets "$fz" 1.5)"
+    # Reads of a 64 MiB result of real text through a fresh mount.
+    local SZ SN; SZ=$(new_store cz zstd); SN=$(new_store cn none)
+    "$AL" put --store "$SZ" big --file "$C" >/dev/null
+    "$AL" put --store "$SN" big --file "$C" >/dev/null
+    for r in $(seq "$RUNS"); do
+        for m in z n; do
+            local S=$SZ; [ $m = n ] && S=$SN
+            mount_store "$S"
+            read -r x p50 p99 < <("$BT" preads "$MNT/big" 2000 4096)
+            umount_store
+            mount_store "$S"
+            if [ $m = z ]; then pz+=("$p50"); p99z+=("$p99"); f1z+=("$(tm cat "$MNT/big")"); f2z+=("$(tm cat "$MNT/big")")
+            else pn+=("$p50"); p99n+=("$p99"); f1n+=("$(tm cat "$MNT/big")"); f2n+=("$(tm cat "$MNT/big")"); fi
+            umount_store
+        done
+    done
+    rm -rf "$SZ" "$SN"
+    cmp_row() { # cmp_row WHAT UNIT ZSTD NONE MAX
+        local rr bar=- ok=-; rr=$(ratio "$3" "$4")
+        [ "$5" != - ] && bar="<= $5" && ok=$(meets "$rr" "$5")
+        METRICS+=("| $1 | $(fmt "$3") vs $(fmt "$4") $2: ratio $rr | $bar | $ok |")
+        log "$1: zstd $3, none $4 ($2)"
+    }
+    cmp_row "cat 64 MiB of real text, first read on a fresh mount, zstd vs none" s "$(median "${f1z[@]}")" "$(median "${f1n[@]}")" 1.5
+    cmp_row "cat 64 MiB of real text, second read, zstd vs none" s "$(median "${f2z[@]}")" "$(median "${f2n[@]}")" 1.1
+    cmp_row "random 4 KiB pread of it on a fresh mount, p50, zstd vs none" us "$(median "${pz[@]}")" "$(median "${pn[@]}")" -
+    cmp_row "random 4 KiB pread of it on a fresh mount, p99, zstd vs none" us "$(median "${p99z[@]}")" "$(median "${p99n[@]}")" -
+    # Durable library puts of real text.
+    for r in $(seq "$RUNS"); do
+        rm -rf "$W/pz" "$W/pn" "$W/mz" "$W/mn"
+        dz+=("$(BENCHTOOL_COMPRESSION=zstd "$BT" puts "$W/pz" 2000 4096 durable "$C" | cut -d' ' -f1)")
+        dn+=("$(BENCHTOOL_COMPRESSION=none "$BT" puts "$W/pn" 2000 4096 durable "$C" | cut -d' ' -f1)")
+        mz+=("$(BENCHTOOL_COMPRESSION=zstd "$BT" puts "$W/mz" 100 1000000 durable "$C" | cut -d' ' -f1)")
+        mn+=("$(BENCHTOOL_COMPRESSION=none "$BT" puts "$W/mn" 100 1000000 durable "$C" | cut -d' ' -f1)")
+    done
+    rm -rf "$W/pz" "$W/pn" "$W/mz" "$W/mn"
+    cmp_row "2,000 durable library puts of 4 KiB of real text, zstd vs none" s "$(median "${dz[@]}")" "$(median "${dn[@]}")" 1.3
+    cmp_row "100 durable library puts of 1 MB of real text, zstd vs none" s "$(median "${mz[@]}")" "$(median "${mn[@]}")" 1.3
+    rm -f "$C"
 }
 
 # ---- instruction counts ----------------------------------------------------
@@ -375,6 +433,33 @@ case_callgrind() {
     metric "instructions (callgrind): one durable library put of 4 KiB (store_put)" "$put" - -
     metric "instructions (callgrind): one 1 MiB read of the store (store_read)" "$rd" - -
     rm -rf "$S"
+}
+
+# ---- deepagents backend -----------------------------------------------------
+# One write (deepagents' eviction of a 200 KB tool result) and one read
+# (read_file, offset 1000, 100 lines) through OffloadBackend (agentlink/js:
+# a write is one `agentlink put` process, a read the mounted file) against
+# deepagents' own FilesystemBackend on a tmpfs and a disk directory, and the
+# read through the CLI when no mount is up (scripts/bench/deepagents.mjs).
+case_deepagents() {
+    local S out name o t d
+    command -v node >/dev/null || { log "no node: deepagents case skipped"; return 0; }
+    scripts/npm-deps.sh tests/js >/dev/null || { log "npm-deps failed: deepagents case skipped"; return 0; }
+    S=$(new_store deepagents)
+    mkdir -p "$TMPFS/da" "$DISK/da"
+    mount_store "$S"
+    out=$(node scripts/bench/deepagents.mjs "$S" "$MNT" "$TMPFS/da" "$DISK/da" "$AL" $((RUNS * 10))) ||
+        { log "deepagents: scripts/bench/deepagents.mjs failed"; out=; }
+    umount_store
+    while read -r name o t d; do
+        case $name in
+        write) row "deepagents backend: one write() of 200 KB (OffloadBackend: agentlink put, fsync'd; FilesystemBackend: no fsync)" s "$o" "$t" "$d" - - ;;
+        read) row "deepagents backend: one read() of 100 lines at offset 1000 of 200 KB (mounted)" s "$o" "$t" "$d" - - ;;
+        readcli) row "deepagents backend: the same read() with no mount up (agentlink get)" s "$o" "$t" "$d" - - ;;
+        spawn) row "deepagents backend: of a write, starting a process (agentlink --version from node)" s "$o" "$t" "$d" - - ;;
+        esac
+    done <<<"$out"
+    rm -rf "$S" "$TMPFS/da" "$DISK/da"
 }
 
 START=$EPOCHSECONDS

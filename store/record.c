@@ -79,7 +79,7 @@ int rec_state_decode(const void *buf, size_t len, rec_state *s)
     uint64_t *f[] = {STATE_FIELDS(s)};
     if (len < 16 || rec_get_le64(b) != REC_MAGIC)
         return STORE_ECORRUPT;
-    if (rec_get_le64(b + 8) != REC_FORMAT)
+    if (rec_get_le64(b + 8) != REC_FORMAT && rec_get_le64(b + 8) != REC_FORMAT_FRAMES)
         return STORE_EVERSION;
     if (len != REC_STATE_LEN)
         return STORE_ECORRUPT;
@@ -88,6 +88,23 @@ int rec_state_decode(const void *buf, size_t len, rec_state *s)
     if (s->chunk < 64 || s->chunk > (1u << 20) || s->max_result > s->max_total
         || s->next_version < 2)
         return STORE_ECORRUPT;
+    return 0;
+}
+
+void rec_codec_encode(const rec_state *s, unsigned char *out)
+{
+    rec_le32(out, s->compression);
+    rec_le32(out + 4, 0);
+    rec_le64(out + 8, s->stored);
+}
+
+int rec_codec_decode(const void *buf, size_t len, rec_state *s)
+{
+    const unsigned char *b = buf;
+    if (len != REC_CODEC_LEN || rec_get_le32(b) > STORE_COMPRESS_ZSTD || rec_get_le32(b + 4))
+        return STORE_ECORRUPT;
+    s->compression = rec_get_le32(b);
+    s->stored = rec_get_le64(b + 8);
     return 0;
 }
 

@@ -7,9 +7,11 @@
  *
  * Databases (one LMDB environment):
  *   meta  "state"            -> rec_state
+ *   meta  "codec"            -> rec_codec            (compression; may be missing)
  *   live  ns \0 key          -> rec_entry            (live names)
  *   ver   version(be64)      -> ns \0 key            (write order: oldest first)
  *   data  version(be64) idx(be32) -> crc32c(le32) + chunk bytes (one page each)
+ *         idx >= 0x80000000: frame table rows of a compressed value (frame.h)
  *   tomb  ns \0 key          -> rec_tomb             (evicted / removed names)
  *   tombq seq(be64)          -> ns \0 key            (tombstones, oldest first)
  *   log   generation(be64)   -> rec_change           (recent changes)
@@ -23,10 +25,19 @@
 
 #define REC_MAGIC 0x4f46534cu /* "OFSL" */
 #define REC_FORMAT 1u
+/* A store that may hold compressed values (frame.h): set at the first
+ * compressed write, so code that predates compression refuses the store
+ * (STORE_EVERSION) rather than hand out compressed bytes. Format 1 stores
+ * stay format 1 until then; both decode. */
+#define REC_FORMAT_FRAMES 2u
 
 typedef struct rec_state {
     uint64_t format, chunk, max_total, max_result, max_tombs, next_version,
         gen, live_bytes, live_entries, evictions, removals, tombs, tomb_seq;
+    /* Not in the state record but in "codec" (rec_codec), kept next to it
+     * by state_load()/state_save(): */
+    uint64_t stored;      /* bytes the live values occupy (compressed) */
+    uint32_t compression; /* STORE_COMPRESS_* for later writes */
 } rec_state;
 #define REC_STATE_LEN (14u * 8u)
 
@@ -35,6 +46,15 @@ void rec_state_encode(const rec_state *s, unsigned char *out);
 /* Decodes; returns 0, STORE_ECORRUPT (bad length or magic) or
  * STORE_EVERSION (another format). */
 int rec_state_decode(const void *buf, size_t len, rec_state *s);
+
+/* The codec record: compression(le32) reserved(le32) stored(le64). A
+ * missing one (a store made before compression) means zstd for later
+ * writes; in a format-1 store, stored is always the live bytes (every
+ * value raw), whatever the record says. */
+#define REC_CODEC_LEN 16u
+void rec_codec_encode(const rec_state *s, unsigned char *out);
+/* Fills S's compression and stored; 0 or STORE_ECORRUPT. */
+int rec_codec_decode(const void *buf, size_t len, rec_state *s);
 
 #define REC_ENTRY_FIXED 34u
 /* Encodes E into OUT (REC_ENTRY_FIXED + strlen(tool) bytes); returns the length. */

@@ -30,6 +30,10 @@
  *   invalidated what the write changed, or after STORE_WAKE_TIMEOUT_MS
  *   (200 ms, for all daemons together) when one does not answer. With no
  *   daemon this costs one failed open() (store/wake.h says how and why).
+ * - Compression: values are compressed with zstd (see "Compression" below)
+ *   unless the store is set to STORE_COMPRESS_NONE. Sizes, reads and
+ *   listings always speak of the original bytes; only max_total_bytes and
+ *   store_stats.stored_bytes count what the values occupy.
  *
  * Errors
  * ======
@@ -125,7 +129,7 @@ const char *store_path(const store *st);
 
 /* ---- Limits ----------------------------------------------------------- */
 typedef struct store_limits {
-    uint64_t max_total_bytes;  /* bound on the sum of live sizes */
+    uint64_t max_total_bytes;  /* bound on the bytes live values occupy */
     uint64_t max_result_bytes; /* largest single value; <= max_total_bytes */
     uint64_t max_tombstones;   /* newest tombstones kept (default 100,000) */
 } store_limits;
@@ -133,19 +137,47 @@ typedef struct store_limits {
 /* Fills *OUT with the store's limits. Errors: LMDB failures. */
 int store_limits_get(store *st, store_limits *out);
 
-/* Changes the limits; a field of 0 keeps its current value. Lowering
- * max_total_bytes below max_result_bytes lowers max_result_bytes with it
- * (unless max_result_bytes is given too). Lowering the bound evicts the
- * oldest entries in the same transaction; *NEVICTED (may be NULL) gets
- * how many. Errors: STORE_ELIMITS (max_result_bytes given larger than the
- * resulting max_total_bytes, or a limit too large for the map), STORE_EFULL,
- * STORE_ERDONLY, EIO. Nothing changes on error. */
+/* Changes the limits; a field of 0 keeps its current value. The
+ * max_result_bytes in force is the configured one (the last given) or
+ * max_total_bytes, whichever is lower: lowering the bound below it holds
+ * it down, raising the bound again gives the configured value back.
+ * Lowering the bound evicts the oldest entries in the same transaction;
+ * *NEVICTED (may be NULL) gets how many. Errors: STORE_ELIMITS
+ * (max_result_bytes given larger than the resulting max_total_bytes, or a
+ * limit too large for the map), STORE_EFULL, STORE_ERDONLY, EIO. Nothing
+ * changes on error. store_stats_get() tells both values. */
 int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted);
+
+/* ---- Compression ------------------------------------------------------
+ * Each value of at least 64 bytes is cut into frames of 64 KiB of original
+ * bytes, each compressed with zstd (level 1) on its own, so a read at any
+ * offset decodes only the frames it touches (a 4 KiB read: one). A frame
+ * that does not shrink is kept raw, and a value none of whose frames
+ * shrink is stored whole as before (the daemon then reads it straight from
+ * the map, without a copy). The compressed bytes are stored in pages
+ * behind a CRC-32C each, like raw values, next to frame tables that also
+ * carry one: a flipped bit on disk is STORE_ECORRUPT (EIO through the
+ * mount), never wrong bytes. The layout is in store/frame.h.
+ *
+ * The setting applies to later writes; every stored value stays readable
+ * whatever it is. Stores made before compression existed open unchanged
+ * and compress their later writes; from the first compressed write on,
+ * code older than compression refuses the store (STORE_EVERSION) instead
+ * of reading compressed bytes as data. */
+#define STORE_COMPRESS_NONE 0u
+#define STORE_COMPRESS_ZSTD 1u /* the default for new stores */
+
+/* Sets *OUT to the store's STORE_COMPRESS_* setting. Errors: LMDB failures. */
+int store_compression_get(store *st, unsigned *out);
+
+/* Sets how later writes are stored. Errors: EINVAL (not a STORE_COMPRESS_*
+ * value), STORE_ERDONLY, STORE_EFULL, EIO. */
+int store_compression_set(store *st, unsigned compression);
 
 /* ---- Entries ---------------------------------------------------------- */
 typedef struct store_entry {
     uint64_t version;       /* immutable id of this write, >= 2, never reused */
-    uint64_t size;          /* stored bytes */
+    uint64_t size;          /* bytes of the value (before compression) */
     uint64_t created_ns;    /* write time, ns since the Unix epoch (UTC) */
     uint64_t original_size; /* bytes before the writer cut them */
     int truncated;          /* 1 when the writer cut the value */
@@ -177,7 +209,9 @@ const char *store_reason_name(int reason);
 /* Stores LEN bytes at DATA under (NS, KEY) in one write transaction that
  * first drops the key's previous version (if any), then evicts the oldest
  * entries of the whole store until the new value fits max_total_bytes,
- * then writes the value as the newest entry. META may be NULL.
+ * then writes the value as the newest entry (compressed, unless the store
+ * is set to STORE_COMPRESS_NONE or the value does not shrink; the bound
+ * counts the bytes stored). META may be NULL.
  * *OUT (may be NULL) gets the new entry. NS NULL means "default".
  * Errors: STORE_ENAME_* (for NS or KEY), STORE_ETOOBIG, STORE_EFULL,
  * STORE_ERDONLY, EINVAL (tool name too long), EIO, ENOSPC.
@@ -216,7 +250,9 @@ typedef int (*store_iov_fn)(const struct iovec *iov, size_t iovcnt, size_t total
  * OFF where they lie in the map, inside one read transaction (so all of
  * one version), after checking the CRC-32C of every chunk they come from.
  * For a server that sends them on at once (the daemon's FUSE replies).
- * Errors: as store_read(), ENOMEM, or what FN returns. */
+ * A compressed value's frames are decoded, each frame touched once, into
+ * a buffer the store keeps for the next call; its raw frames still come
+ * from the map. Errors: as store_read(), ENOMEM, or what FN returns. */
 int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
                    store_iov_fn fn, void *ctx);
 
@@ -252,12 +288,16 @@ typedef struct store_stats {
     uint64_t entries;          /* live entries, all namespaces */
     uint64_t bytes;            /* sum of their sizes */
     uint64_t max_total_bytes;
-    uint64_t max_result_bytes;
+    uint64_t max_result_bytes; /* in force: <= max_total_bytes */
+    uint64_t max_result_configured; /* as last set; above max_result_bytes
+                                       while a lower bound holds it down */
     uint64_t evictions;        /* entries evicted for the bound, ever */
     uint64_t removals;         /* entries removed by callers, ever */
     uint64_t tombstones;       /* tombstones currently kept */
     uint64_t generation;       /* count of changes ever made */
     uint64_t file_bytes;       /* size of data.mdb on disk */
+    uint64_t stored_bytes;     /* bytes the live values occupy (compressed):
+                                  what max_total_bytes bounds */
 } store_stats;
 
 /* Fills *OUT in one read transaction. Errors: LMDB failures. */

@@ -43,7 +43,7 @@
  *
  * Not checked: key order (a misordered key makes a lookup miss, which the
  * store reports, never a crash), the counters in the database records, and
- * the headers of value pages (checked when a value is dropped, in store.c).
+ * the headers of value pages (checked when a value is dropped, in store/evict.c).
  */
 #ifndef OFFLOADFS_STORE_VERIFY_H
 #define OFFLOADFS_STORE_VERIFY_H

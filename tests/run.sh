@@ -81,6 +81,17 @@ for t in tests/*/test_*.sh tests/faults/check_*.sh; do
         skipped=$((skipped + 1))
         continue
     fi
+    # The npm-client suites (a "# run.sh: npm clients" line) drive the real
+    # SDK, servers and deepagents through our programs; the C they reach runs
+    # under sanitizers and memcheck in the suites that test it directly, so
+    # make test-asan and test-valgrind do not repeat them.
+    if { [ -n "$sanitized" ] || [ -n "${OFFLOADFS_VALGRIND:-}" ]; } &&
+        grep -q '^# run.sh: npm clients' "$t" &&
+        case $t in *"$filter"*) true ;; *) false ;; esac; then
+        echo "=== $t: npm-client suite, run by make test, not under sanitizers or valgrind"
+        skipped=$((skipped + 1))
+        continue
+    fi
     run_suite sh "$t" bash "$t"
 done
 for t in tests/*/test_*.py; do

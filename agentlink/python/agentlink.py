@@ -7,16 +7,23 @@ A ctypes binding of libagentlink; standard library only.
     # What an agent runtime does after every tool call:
     text = agentlink.offload("bash", call_id, result)   # result, or a pointer
 
-    # Haystack's ToolResultStore shape:
+    # Haystack's ToolResultStore and OffloadPolicy protocols:
     store = agentlink.ToolResultStore()
     path = store.write(key="call_1", content="...")     # /large_tool_results/call_1
     store.read(path) == store.read("call_1")
+    agentlink.PolicyFile().should_offload("bash", result, state)
 
 read() raises FileNotFoundError for a key never written and EvictedError
 (a LookupError) for one that was evicted or removed; the message says when
-and why. The library is found through $AGENTLINK_LIB, else next to the
-build (../../build/libagentlink.so from this file), else the system's
-libagentlink.so (make install).
+and why.
+
+The library is found, in this order, through $AGENTLINK_LIB; next to the
+build (../../build/libagentlink.so from this file); where 'make install'
+put it (it records LIBDIR in the copy of this file it installs, relative to
+that copy and absolute); by its soname (libagentlink.so.0) through the
+dynamic loader (LD_LIBRARY_PATH, ld.so.cache: a make install into /usr/local
+or /usr); next to the 'agentlink' program on the PATH (../lib), which is how
+a copy installed by pip finds an install elsewhere.
 
 Store, namespace and mount follow the contract's precedence: argument,
 then $OFFLOADFS_STORE / $OFFLOADFS_NAMESPACE / $OFFLOADFS_MOUNT, then the
@@ -24,20 +31,29 @@ policy file ($OFFLOADFS_CONFIG), then the defaults.
 """
 
 import ctypes
-import ctypes.util
 import errno as _errno
 import json as _json
 import os
+import shutil
 import threading
 
 __all__ = [
     "ToolResultStore",
+    "PolicyFile",
     "EvictedError",
     "ConfigError",
     "AgentlinkError",
     "offload",
     "derive_key",
 ]
+
+__version__ = "0.1.0"
+
+# make install rewrites these two lines in the copy it installs: the install's
+# LIBDIR relative to that copy's directory, and absolute.
+_LIBDIR_REL = None
+_LIBDIR = None
+_SONAME = "libagentlink.so.0"
 
 # ---- error codes (agentlink.h) -------------------------------------------
 _BASE = -32000
@@ -104,20 +120,38 @@ _lib = None
 _lib_lock = threading.Lock()
 
 
-def _find_library():
+def _candidates():
+    """Where the library may be, in the order of the module's docstring:
+    (path, dlopen it even if the file is not there) pairs."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.normpath(os.path.join(here, "..", "..", "build", "libagentlink.so")), False
+    if _LIBDIR_REL is not None:
+        yield os.path.normpath(os.path.join(here, _LIBDIR_REL, _SONAME)), False
+    if _LIBDIR is not None:
+        yield os.path.join(_LIBDIR, _SONAME), False
+    yield _SONAME, True
+    prog = shutil.which("agentlink")
+    if prog:
+        yield os.path.join(os.path.dirname(os.path.realpath(prog)), "..", "lib", _SONAME), False
+
+
+def _open_library():
+    """Loads libagentlink from the first place that has it."""
     env = os.environ.get("AGENTLINK_LIB")
     if env:
-        return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.normpath(os.path.join(here, "..", "..", "build", "libagentlink.so"))
-    if os.path.exists(built):
-        return built
-    found = ctypes.util.find_library("agentlink")
-    if found:
-        return found
+        return ctypes.CDLL(env)
+    tried = []
+    for path, blind in _candidates():
+        if blind or os.path.exists(path):
+            try:
+                return ctypes.CDLL(path)
+            except OSError as e:
+                tried.append("%s (%s)" % (path, e))
+                continue
+        tried.append(path)
     raise OSError(
-        "libagentlink.so not found: build it with 'make' (expected at %s) "
-        "or set AGENTLINK_LIB" % built)
+        "libagentlink.so not found: build it with 'make', install it with "
+        "'make install', or set AGENTLINK_LIB; tried %s" % ", ".join(tried))
 
 
 def _load():
@@ -125,7 +159,7 @@ def _load():
     with _lib_lock:
         if _lib is not None:
             return _lib
-        lib = ctypes.CDLL(_find_library())
+        lib = _open_library()
         vp, cp, sz, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
         pvp = ctypes.POINTER(ctypes.c_void_p)
         sigs = {
@@ -133,6 +167,9 @@ def _load():
             "al_version": (cp, []),
             "al_free": (None, [vp]),
             "al_key_derive": (i, [cp, sz, pvp]),
+            "al_key_check": (i, [cp]),
+            "al_tool_check": (i, [cp]),
+            "al_policy_path": (cp, [vp]),
             "al_time_format": (cp, [ctypes.c_uint64, cp, sz]),
             "al_policy_load": (i, [pvp, cp, pvp]),
             "al_policy_parse": (i, [pvp, cp, sz, cp, pvp]),
@@ -183,6 +220,14 @@ def _bytes(value, what):
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
 
 
+def _text(content):
+    """CONTENT as str: bytes are decoded as UTF-8, each invalid sequence
+    shown as U+FFFD (the pointer text and read() show them so too)."""
+    if isinstance(content, str):
+        return content
+    return content.decode("utf-8", "replace")
+
+
 def _cstr(value, what):
     """VALUE as bytes for a NUL-terminated C argument. A NUL inside would
     silently cut it short in C (key "a\\0b" would write key "a"), so it is
@@ -201,6 +246,56 @@ def _opt(value, what="path"):
     if value is None:
         return None
     return _cstr(os.fspath(value), what)
+
+
+def _store_key(key, what="key"):
+    """The store key that write(key=KEY) uses, as bytes: KEY itself when it
+    is a valid key, else the key 'agentlink key KEY' prints (so a nested
+    "run_1/search_1.txt" becomes "run_1_search_1.txt~" and 16 hex digits).
+    ValueError for a KEY that would leave a directory (absolute, or with a
+    ".." component), as Haystack's FileSystemToolResultStore does, and for
+    an empty one or one holding a NUL, which no file name can be either."""
+    raw = _cstr(os.fspath(key), what)
+    if not raw:
+        raise ValueError("%s %r %s" % (what, key, _strerror(AL_ENAME_EMPTY)))
+    if raw.startswith(b"/") or b".." in raw.split(b"/"):
+        raise ValueError("%s %r would escape the store: absolute keys and '..' "
+                         "components are refused" % (what, key))
+    if _load().al_key_check(raw) == 0:
+        return raw
+    return derive_key(raw).encode()
+
+
+def _type_name(cls):
+    """The "type" of Haystack's serialised form: module and class name."""
+    return "%s.%s" % (cls.__module__, cls.__name__)
+
+
+def _from_dict(cls, data, names):
+    """The keyword arguments of CLS for DATA, the shape to_dict() gives:
+    {"type": "<module>.<Class>", "init_parameters": {...}}."""
+    if not isinstance(data, dict) or "type" not in data:
+        raise ValueError("%s.from_dict: expected {'type': %r, 'init_parameters': {...}}, got %r"
+                         % (cls.__name__, _type_name(cls), data))
+    if data["type"] != _type_name(cls):
+        raise ValueError("%s.from_dict: type %r is not %r"
+                         % (cls.__name__, data["type"], _type_name(cls)))
+    params = data.get("init_parameters") or {}
+    unknown = sorted(set(params) - set(names))
+    if unknown:
+        raise ValueError("%s.from_dict: unknown init parameter %s (expected %s)"
+                         % (cls.__name__, ", ".join(map(repr, unknown)),
+                            ", ".join(map(repr, names))))
+    return params
+
+
+def _plain(value):
+    """An init parameter as to_dict() keeps it: None or str."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return os.fsdecode(os.fspath(value))
 
 
 def _time(ns):
@@ -274,37 +369,110 @@ def _open(store, namespace, mount, policy):
     return h
 
 
+class _Guard:
+    """The C handle of one ToolResultStore and a count of the calls using it.
+
+    A call holds the handle shared (enter/leave, as a "with" block); close()
+    takes it exclusively: new calls raise the closed error at once, and
+    al_store_close() runs only after the calls already inside the library
+    have returned. Without this, a close racing a read freed the handle
+    under the reader (SIGSEGV)."""
+
+    __slots__ = ("_h", "_users", "_cond")
+
+    def __init__(self, h):
+        self._h = h
+        self._users = 0
+        self._cond = threading.Condition(threading.Lock())
+
+    def __enter__(self):
+        with self._cond:
+            if not self._h:
+                raise ValueError("ToolResultStore is closed")
+            self._users += 1
+            return self._h
+
+    def __exit__(self, *exc):
+        with self._cond:
+            self._users -= 1
+            if self._users == 0:
+                self._cond.notify_all()
+
+    def close(self):
+        """Marks the handle closed, waits for the calls using it, and
+        returns it (None when already closed) for the caller to free."""
+        with self._cond:
+            h, self._h = self._h, None
+            while self._users:
+                self._cond.wait()
+        return h
+
+
 class ToolResultStore:
-    """Tool results in an offloadfs store, shaped like Haystack's
-    ToolResultStore: write(key=, content=) -> path, read(reference) -> str.
+    """Tool results in an offloadfs store, a drop-in for Haystack's
+    ToolResultStore protocol (FileSystemToolResultStore's place):
+    write(key=, content=) -> path, read(reference) -> str, to_dict(),
+    from_dict(). Keys a Haystack hook makes (nested "run_1/search_1.txt"
+    included) are mapped to store keys as write() says.
 
     store, namespace, mount: None takes the environment, then the policy
     file named by $OFFLOADFS_CONFIG, then the defaults. The handle is safe
     to share between threads; close() it (or use "with") to release it
-    early, otherwise it is released when collected."""
+    early, otherwise it is released when collected. A call racing close()
+    either finishes (close() waits for it) or raises ValueError("ToolResultStore
+    is closed"); so does every call after close()."""
+
+    # Haystack asks this: write() takes bytes too, but read() gives text,
+    # so image and file results stay in the conversation.
+    supports_binary_content = False
 
     def __init__(self, store=None, namespace=None, mount=None, *, _policy=None):
-        self._h = None
-        self._h = _open(store, namespace, mount, _policy or _Policy(None))
+        self._guard = None
+        self._init = {"store": _plain(store), "namespace": _plain(namespace),
+                      "mount": _plain(mount)}
+        self._guard = _Guard(_open(store, namespace, mount, _policy or _Policy(None)))
 
-    # -- Haystack's shape
+    # -- Haystack's ToolResultStore protocol
     def write(self, *, key, content):
         """Stores CONTENT (str or bytes) under KEY, replacing any earlier
         result of that key, and returns its path under the mount. Content
-        over the store's max_result_bytes keeps its head and tail."""
+        over the store's max_result_bytes keeps its head and tail; empty
+        content is a 0-byte entry, as 'agentlink put' stores it.
+
+        KEY: a valid store key is used as it is; any other (a nested
+        "run_1/search_1.txt", a dot file, one over 255 bytes) is mapped
+        through the key derivation of 'agentlink key', and the path returned
+        names the derived key (read() of the path, or of KEY itself, finds
+        it). An absolute KEY or one with a ".." component raises ValueError,
+        as Haystack's FileSystemToolResultStore does."""
         data = _bytes(content, "content")
+        skey = _store_key(key)
         path = ctypes.c_void_p()
-        rc = _load().al_store_put(self._handle(), _cstr(key, "key"), data, len(data), None,
-                                  None, ctypes.byref(path))
+        with self._guard as h:
+            rc = _load().al_store_put(h, skey, data, len(data), None,
+                                      None, ctypes.byref(path))
         if rc:
             _raise(rc, key)
         return os.fsdecode(_take_string(path))
 
     def read(self, reference):
-        """Returns the content stored for REFERENCE (a path under the mount,
-        or a key) as str (invalid UTF-8 shown as U+FFFD).
-        Raises FileNotFoundError (never written) or EvictedError."""
+        """Returns the content stored for REFERENCE (the path write()
+        returned, or the key given to write()) as str (invalid UTF-8 shown
+        as U+FFFD). Raises FileNotFoundError (never written), EvictedError,
+        or ValueError (a path outside the mount, or an escaping key)."""
         return self.read_bytes(reference).decode("utf-8", "replace")
+
+    def to_dict(self):
+        """Haystack's serialised form: {"type": "agentlink.ToolResultStore",
+        "init_parameters": {"store", "namespace", "mount"}} as they were
+        given: None stays None, so the environment decides at load time."""
+        return {"type": _type_name(type(self)), "init_parameters": dict(self._init)}
+
+    @classmethod
+    def from_dict(cls, data):
+        """The store to_dict() describes. Raises ValueError for another
+        type or an unknown parameter."""
+        return cls(**_from_dict(cls, data, ("store", "namespace", "mount")))
 
     # -- more
     def read_bytes(self, reference):
@@ -312,8 +480,9 @@ class ToolResultStore:
         lib = _load()
         key = self.key_of(reference)
         buf, length, entry = ctypes.c_void_p(), ctypes.c_size_t(), _Entry()
-        rc = lib.al_store_get(self._handle(), key.encode("utf-8", "surrogateescape"),
-                              ctypes.byref(buf), ctypes.byref(length), ctypes.byref(entry))
+        with self._guard as h:
+            rc = lib.al_store_get(h, key.encode("utf-8", "surrogateescape"),
+                                  ctypes.byref(buf), ctypes.byref(length), ctypes.byref(entry))
         if rc:
             _raise(rc, reference, entry)
         return _take_string(buf, length.value)
@@ -322,49 +491,57 @@ class ToolResultStore:
         """Removes a result; reading it then raises EvictedError."""
         entry = _Entry()
         key = self.key_of(reference)
-        rc = _load().al_store_remove(self._handle(), key.encode("utf-8", "surrogateescape"),
-                                     ctypes.byref(entry))
+        with self._guard as h:
+            rc = _load().al_store_remove(h, key.encode("utf-8", "surrogateescape"),
+                                         ctypes.byref(entry))
         if rc:
             _raise(rc, reference, entry)
 
     def key_of(self, reference):
-        """The key of REFERENCE: a path directly under the mount, or a key."""
+        """The store key of REFERENCE: a path directly under the mount, or a
+        key as write() takes it (mapped the same way)."""
+        ref = os.fspath(reference)
+        if not _bytes(ref, "reference").startswith(b"/"):
+            return _store_key(ref, "reference").decode("utf-8", "surrogateescape")
         out = ctypes.c_void_p()
-        rc = _load().al_store_key_of(self._handle(), _cstr(os.fspath(reference), "reference"),
-                                     ctypes.byref(out))
+        with self._guard as h:
+            rc = _load().al_store_key_of(h, _cstr(ref, "reference"), ctypes.byref(out))
         if rc:
             _raise(rc, reference)
         return _take_string(out).decode("utf-8", "surrogateescape")
 
     def path_of(self, key):
-        """KEY's path under the mount."""
+        """The path under the mount that write(key=KEY) returns."""
+        skey = _store_key(key)
         out = ctypes.c_void_p()
-        rc = _load().al_store_path_of(self._handle(), _cstr(key, "key"), ctypes.byref(out))
+        with self._guard as h:
+            rc = _load().al_store_path_of(h, skey, ctypes.byref(out))
         if rc:
             _raise(rc, key)
         return os.fsdecode(_take_string(out))
 
     @property
     def store(self):
-        return os.fsdecode(_load().al_store_dir(self._handle()))
+        with self._guard as h:
+            return os.fsdecode(_load().al_store_dir(h))
 
     @property
     def namespace(self):
-        return _load().al_store_namespace(self._handle()).decode()
+        with self._guard as h:
+            return _load().al_store_namespace(h).decode()
 
     @property
     def mount(self):
-        return os.fsdecode(_load().al_store_mount(self._handle()))
+        with self._guard as h:
+            return os.fsdecode(_load().al_store_mount(h))
 
     def close(self):
-        h, self._h = getattr(self, "_h", None), None
+        """Releases the handle once the calls using it have returned.
+        Closing twice is fine."""
+        guard = getattr(self, "_guard", None)
+        h = guard.close() if guard is not None else None
         if h and _lib is not None:
             _lib.al_store_close(h)
-
-    def _handle(self):
-        if not self._h:
-            raise ValueError("ToolResultStore is closed")
-        return self._h
 
     def __enter__(self):
         return self
@@ -374,6 +551,59 @@ class ToolResultStore:
 
     def __del__(self):
         self.close()
+
+
+class PolicyFile:
+    """The offload policy file as Haystack's OffloadPolicy: one JSON policy
+    (the one 'agentlink offload' applies) for every agent.
+
+    PATH: the policy file; None takes $OFFLOADFS_CONFIG when it is set and
+    not empty, else the built-in default (offload over 32 KiB), the same
+    precedence as 'agentlink offload' without --config. The file is read
+    once, here: a refused file raises ConfigError with the CLI's message
+    (the file, the field and what was expected).
+
+    Give it to Haystack's ToolResultOffloadHook under "*" so the file's own
+    rules decide for every tool:
+        ToolResultOffloadHook(store=agentlink.ToolResultStore(),
+                              offload_strategies={"*": agentlink.PolicyFile()})"""
+
+    def __init__(self, path=None):
+        self.path = _plain(path)
+        self._policy = _Policy(path)
+
+    def should_offload(self, tool_name, result, state=None):
+        """True when the policy sends RESULT (str or bytes), the result of
+        TOOL_NAME, to the store: the decision 'agentlink offload --tool
+        TOOL_NAME' makes for the same bytes. STATE (Haystack's State) is not
+        used. Raises ValueError for a tool name the CLI refuses (empty, over
+        255 bytes, not UTF-8, control characters)."""
+        tool = _cstr(tool_name, "tool")
+        lib = _load()
+        if lib.al_tool_check(tool):
+            raise ValueError("tool %r: %s" % (tool_name, _strerror(AL_ETOOL)))
+        data = _bytes(result, "result")
+        return bool(lib.al_policy_decide(self._policy.ptr, tool, data, len(data), None, None))
+
+    @property
+    def source(self):
+        """The file the policy was read from, or None for the built-in default."""
+        path = _load().al_policy_path(self._policy.ptr)
+        return None if path is None else os.fsdecode(path)
+
+    def to_dict(self):
+        """Haystack's serialised form: {"type": "agentlink.PolicyFile",
+        "init_parameters": {"path": PATH}}; None stays None, so
+        $OFFLOADFS_CONFIG decides at load time."""
+        return {"type": _type_name(type(self)), "init_parameters": {"path": self.path}}
+
+    @classmethod
+    def from_dict(cls, data):
+        """The policy to_dict() describes, read again from its file."""
+        return cls(**_from_dict(cls, data, ("path",)))
+
+    def __repr__(self):
+        return "agentlink.PolicyFile(%r)" % (self.path,)
 
 
 def derive_key(call_id):
@@ -389,27 +619,33 @@ def derive_key(call_id):
 
 def offload(tool, call_id, content, config=None, *, store=None, namespace=None, mount=None):
     """Returns what goes into the conversation for CONTENT, the result of
-    TOOL for the raw CALL_ID: CONTENT itself when the policy keeps it, else
-    the pointer text naming its path under the mount (the result is stored,
-    cut when over max_result_bytes).
+    TOOL for the raw CALL_ID, always as str: CONTENT itself when the policy
+    keeps it (bytes decoded as UTF-8, each invalid sequence shown as U+FFFD,
+    as read() does), else the pointer text naming its path under the mount
+    (the result is stored, cut when over max_result_bytes). An empty result
+    is never offloaded: "" comes back.
 
-    config: a policy file path, a dict of the same JSON, or None for
-    $OFFLOADFS_CONFIG (else the built-in default). Raises ConfigError for a
-    refused policy (nothing is written)."""
+    config: a policy file path, a dict of the same JSON, a PolicyFile, or
+    None for $OFFLOADFS_CONFIG (else the built-in default). Raises
+    ConfigError for a refused policy, ValueError for a tool name the CLI
+    refuses (nothing is written)."""
     lib = _load()
-    policy = _Policy(config)
+    policy = config._policy if isinstance(config, PolicyFile) else _Policy(config)
     data = _bytes(content, "content")
     tool_b = _cstr(tool, "tool")
+    if lib.al_tool_check(tool_b):
+        raise ValueError("tool %r: %s" % (tool, _strerror(AL_ETOOL)))
     if not lib.al_policy_decide(policy.ptr, tool_b, data, len(data), None, None):
-        return content
+        return _text(content)
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:
         raw = _bytes(call_id, "call_id")
         out, outlen, done = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
-        rc = lib.al_offload(st._handle(), policy.ptr, tool_b, raw, len(raw), data, len(data),
-                            ctypes.byref(out), ctypes.byref(outlen), ctypes.byref(done))
+        with st._guard as h:
+            rc = lib.al_offload(h, policy.ptr, tool_b, raw, len(raw), data, len(data),
+                                ctypes.byref(out), ctypes.byref(outlen), ctypes.byref(done))
         if rc:
             _raise(rc, tool if rc == AL_ETOOL else call_id)
         text = _take_string(out, outlen.value)
     if not done.value:
-        return content
+        return _text(content)
     return text.decode("utf-8", "replace")

@@ -5,7 +5,9 @@
  *   benchtool stat DIR N SAMPLES      stat SAMPLES distinct random names of DIR/f0..N-1
  *                                     (each once: every stat is a cold lookup on a
  *                                     fresh mount); prints seconds per stat
- *   benchtool puts STORE N SIZE MODE  N library puts (MODE durable|nosync); prints
+ *   benchtool puts STORE N SIZE MODE [CORPUS]
+ *                                     N library puts (MODE durable|nosync) of 'x's, or
+ *                                     of successive slices of the file CORPUS; prints
  *                                     seconds p50_us p99_us
  *   benchtool files DIR N SIZE MODE   N file writes; same output. MODE nofsync: open,
  *                                     write, close; fsync: and fsync before close;
@@ -18,6 +20,15 @@
  *                                     p50_us_evict p99_us_evict
  *   benchtool put1 STORE SIZE         one put (for callgrind --toggle-collect=store_put)
  *   benchtool read1 STORE KEY LEN     one read of LEN bytes (--toggle-collect=store_read)
+ *   benchtool capacity STORE BOUND CORPUS
+ *                                     write 10x BOUND of original bytes, slices of the
+ *                                     file CORPUS of 0-4 MiB (skewed small) under 1,000
+ *                                     keys, through a store bounded at BOUND (no fsync);
+ *                                     prints live_bytes/bound stored/bound file/bound
+ *   benchtool preads FILE N SIZE      N preads of SIZE bytes at random offsets of FILE;
+ *                                     prints seconds p50_us p99_us
+ * A store these make is created with compression BENCHTOOL_COMPRESSION
+ * (zstd or none; none when unset: the raw path, as before compression).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -128,18 +139,64 @@ static int cmd_stat(const char *dir, unsigned long n, unsigned long samples)
     return 0;
 }
 
-static int cmd_puts(const char *dir, unsigned long n, unsigned long size, int nosync)
+/* Opens (creating) the store in DIR with FLAGS, compression as
+ * BENCHTOOL_COMPRESSION says (none when unset). */
+static store *bench_open(const char *dir, unsigned flags)
+{
+    const char *c = getenv("BENCHTOOL_COMPRESSION");
+    store *st;
+    int rc;
+    if ((rc = store_open(&st, dir, STORE_CREATE | flags))
+        || (rc = store_compression_set(st, c && !strcmp(c, "zstd") ? STORE_COMPRESS_ZSTD
+                                                                   : STORE_COMPRESS_NONE)))
+        die(dir, rc);
+    return st;
+}
+
+/* Reads FILE whole into a malloc'd buffer; *LEN its length. */
+static unsigned char *slurp(const char *file, size_t *len)
+{
+    FILE *f = fopen(file, "rb");
+    unsigned char *b;
+    long n;
+    if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET))
+        die(file, errno ? errno : EIO);
+    if (!(b = malloc((size_t)n)) || fread(b, 1, (size_t)n, f) != (size_t)n)
+        die(file, EIO);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* The next LEN bytes of CORPUS (NCORPUS bytes) from *AT, wrapping, in BUF. */
+static void corpus_slice(const unsigned char *corpus, size_t ncorpus, size_t *at,
+                         unsigned char *buf, size_t len)
+{
+    for (size_t done = 0; done < len;) {
+        size_t n = ncorpus - *at < len - done ? ncorpus - *at : len - done;
+        memcpy(buf + done, corpus + *at, n);
+        done += n;
+        *at = (*at + n) % ncorpus;
+    }
+}
+
+static int cmd_puts(const char *dir, unsigned long n, unsigned long size, int nosync,
+                    const char *corpus_file)
 {
     store *st;
     char key[32];
-    unsigned char *buf = malloc(size);
+    unsigned char *buf = malloc(size), *corpus = NULL;
     double *lat = malloc(n * sizeof *lat), t0;
+    size_t ncorpus = 0, at = 0;
     int rc;
     memset(buf, 'x', size);
-    if ((rc = store_open(&st, dir, STORE_CREATE | (nosync ? STORE_NOSYNC : 0))))
-        die(dir, rc);
+    if (corpus_file)
+        corpus = slurp(corpus_file, &ncorpus);
+    st = bench_open(dir, nosync ? STORE_NOSYNC : 0);
     t0 = now_s();
     for (unsigned long i = 0; i < n; i++) {
+        if (corpus) /* outside the timing: a tool has its result in memory */
+            corpus_slice(corpus, ncorpus, &at, buf, size);
         double t = now_s();
         snprintf(key, sizeof key, "k%07lu", i);
         if ((rc = store_put(st, NULL, key, buf, size, NULL, NULL)))
@@ -148,6 +205,66 @@ static int cmd_puts(const char *dir, unsigned long n, unsigned long size, int no
     }
     printf("%.6f %.1f %.1f\n", now_s() - t0, pct(lat, n, 0.5) * 1e6, pct(lat, n, 0.99) * 1e6);
     store_close(st);
+    free(buf);
+    free(lat);
+    free(corpus);
+    return 0;
+}
+
+static int cmd_capacity(const char *dir, uint64_t bound, const char *corpus_file)
+{
+    store *st;
+    store_limits lim = {bound, bound < (8ull << 20) ? bound : 8ull << 20, 0};
+    store_stats s;
+    char key[32];
+    size_t ncorpus, at = 0;
+    unsigned char *corpus = slurp(corpus_file, &ncorpus), *buf = malloc(4u << 20);
+    uint64_t written = 0;
+    unsigned seed = 7;
+    int rc;
+    st = bench_open(dir, STORE_NOSYNC);
+    if ((rc = store_limits_set(st, &lim, NULL)))
+        die(dir, rc);
+    for (unsigned long i = 0; written < 10 * bound; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned r = seed >> 4;
+        size_t len = r % 4 == 0 ? r % (4u << 20) : r % (256u << 10);
+        corpus_slice(corpus, ncorpus, &at, buf, len);
+        snprintf(key, sizeof key, "k%lu", i % 1000);
+        if ((rc = store_put(st, NULL, key, buf, len, NULL, NULL)))
+            die(key, rc);
+        written += len;
+    }
+    if ((rc = store_stats_get(st, &s)))
+        die(dir, rc);
+    printf("%.3f %.3f %.3f\n", (double)s.bytes / (double)bound,
+           (double)s.stored_bytes / (double)bound, (double)s.file_bytes / (double)bound);
+    store_close(st);
+    free(buf);
+    free(corpus);
+    return 0;
+}
+
+static int cmd_preads(const char *file, unsigned long n, unsigned long size)
+{
+    int fd = open(file, O_RDONLY);
+    struct stat sb;
+    unsigned char *buf = malloc(size);
+    double *lat = malloc(n * sizeof *lat), t0;
+    uint64_t seed = 11;
+    if (fd < 0 || fstat(fd, &sb) || sb.st_size <= (off_t)size)
+        die(file, errno ? errno : EINVAL);
+    t0 = now_s();
+    for (unsigned long i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        off_t off = (off_t)((seed >> 16) % (uint64_t)(sb.st_size - (off_t)size));
+        double t = now_s();
+        if (pread(fd, buf, size, off) != (ssize_t)size)
+            die(file, errno ? errno : EIO);
+        lat[i] = now_s() - t;
+    }
+    printf("%.6f %.1f %.1f\n", now_s() - t0, pct(lat, n, 0.5) * 1e6, pct(lat, n, 0.99) * 1e6);
+    close(fd);
     free(buf);
     free(lat);
     return 0;
@@ -196,8 +313,7 @@ static int cmd_fill(const char *dir, unsigned long n, unsigned long size)
     unsigned char *buf = calloc(1, size + 1);
     double t0;
     int rc;
-    if ((rc = store_open(&st, dir, STORE_CREATE | STORE_NOSYNC)))
-        die(dir, rc);
+    st = bench_open(dir, STORE_NOSYNC);
     if (lim.max_total_bytes > (1ull << 30) && (rc = store_limits_set(st, &lim, NULL)))
         die("limits", rc);
     t0 = now_s();
@@ -225,7 +341,8 @@ static int cmd_churn(const char *dir, uint64_t bound)
     uint64_t written = 0, before;
     unsigned seed = 7;
     int rc;
-    if ((rc = store_open(&st, dir, STORE_CREATE)) || (rc = store_limits_set(st, &lim, NULL)))
+    st = bench_open(dir, 0);
+    if ((rc = store_limits_set(st, &lim, NULL)))
         die(dir, rc);
     for (unsigned long i = 0; written < 10 * bound; i++) {
         seed = seed * 1103515245u + 12345u;
@@ -258,8 +375,7 @@ static int cmd_put1(const char *dir, unsigned long size)
     store *st;
     unsigned char *buf = calloc(1, size + 1);
     int rc;
-    if ((rc = store_open(&st, dir, STORE_CREATE)))
-        die(dir, rc);
+    st = bench_open(dir, 0);
     if ((rc = store_put(st, NULL, "callgrind-put", buf, size, NULL, NULL)))
         die("put", rc);
     store_close(st);
@@ -289,8 +405,13 @@ int main(int argc, char **argv)
         return cmd_openread(argv[2], arg_num(argv[3]));
     if (!strcmp(c, "stat") && argc == 5)
         return cmd_stat(argv[2], arg_num(argv[3]), arg_num(argv[4]));
-    if (!strcmp(c, "puts") && argc == 6)
-        return cmd_puts(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "nosync"));
+    if (!strcmp(c, "puts") && (argc == 6 || argc == 7))
+        return cmd_puts(argv[2], arg_num(argv[3]), arg_num(argv[4]), !strcmp(argv[5], "nosync"),
+                        argc == 7 ? argv[6] : NULL);
+    if (!strcmp(c, "capacity") && argc == 5)
+        return cmd_capacity(argv[2], arg_num(argv[3]), argv[4]);
+    if (!strcmp(c, "preads") && argc == 5)
+        return cmd_preads(argv[2], arg_num(argv[3]), arg_num(argv[4]));
     if (!strcmp(c, "files") && argc == 6)
         return cmd_files(argv[2], arg_num(argv[3]), arg_num(argv[4]),
                          !strcmp(argv[5], "atomic") ? FILES_ATOMIC

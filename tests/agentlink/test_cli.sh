@@ -37,9 +37,9 @@ t_rc "option without value exits 2" 2 al put k --tool
 t_eq "option without value is named" "$(head -1 "$ERR")" "agentlink: option '--tool' needs a value"
 
 # ---- reads before any store exists ---------------------------------------
-t_rc "get without a store exits 3" 3 al get k
-t_eq "get without a store says so" "$(err)" "agentlink: no such key 'k': there is no store at '$T_TMP/store' yet"
-t_rc "ls without a store exits 0" 0 al ls
+t_rc "get without a store exits 1" 1 al get k
+t_eq "get without a store says so" "$(err)" "agentlink: no store at '$T_TMP/store' yet: 'agentlink init' or a first write (put, offload, import) creates it"
+t_rc "ls without a store exits 1" 1 al ls
 t_eq "ls without a store prints nothing" "$(out)" ""
 t_rc "stats without a store exits 1" 1 al stats
 t_check "reads created no store" test ! -e "$T_TMP/store"
@@ -92,15 +92,25 @@ t_eq "dot key message" "$(err)" "agentlink: key '.hidden' starts with '.'"
 t_rc "put of a control-char key exits 2" 2 al put "$(printf 'a\tb')" <"$T_TMP/hello"
 t_eq "control chars are escaped in messages" "$(err)" "agentlink: key 'a\\x09b' contains a NUL or control character"
 t_rc "put of a 256-byte key exits 2" 2 al put "$(printf 'k%.0s' $(seq 256))" <"$T_TMP/hello"
-t_rc "put of empty stdin exits 2" 2 al put empty </dev/null
-t_eq "empty stdin message" "$(err)" "agentlink: stdin is empty: nothing to store under 'empty'"
+# Empty input stores a 0-byte entry, as the library and the binding do.
+t_rc "put of empty stdin exits 0" 0 al put empty </dev/null
+t_eq "and prints the path" "$(cat "$OUT")" "/large_tool_results/empty"
+t_rc "get of the empty entry exits 0" 0 al get empty
+t_eq "it is 0 bytes" "$(stat -c %s "$OUT")" "0"
+t_rc "stat --json of the empty entry" 0 al --json stat empty
+t_eq "size 0, not truncated" "$(json_get "$OUT" 'j["size"], j["original_size"], j["truncated"]')" "(0, 0, False)"
+: >"$T_TMP/empty-file"
+t_rc "put --file of an empty file exits 0" 0 al put empty2 --file "$T_TMP/empty-file"
+t_rc "get of it exits 0" 0 al get empty2
+t_eq "it is 0 bytes too" "$(stat -c %s "$OUT")" "0"
+t_rc "rm of the empty entries exits 0" 0 al rm empty empty2
 t_rc "put of a missing file exits 2" 2 al put f --file "$T_TMP/nope"
 t_eq "missing file message" "$(err)" "agentlink: cannot read file '$T_TMP/nope': No such file or directory"
 t_rc "put of a directory exits 2" 2 al put f --file "$T_TMP"
 t_eq "directory message" "$(err)" "agentlink: file '$T_TMP' is a directory, expected a file to store"
 t_rc "put of a bad tool name exits 2" 2 al put f --tool "$(printf 'x\ny')" <"$T_TMP/hello"
-t_rc "get of the refused keys exits 3" 3 al get empty
-t_eq "never-written message" "$(err)" "agentlink: no such key 'empty' in namespace 'default'"
+t_rc "get of a refused key exits 3" 3 al get f
+t_eq "never-written message" "$(err)" "agentlink: no such key 'f' in namespace 'default'"
 t_rc "get of an invalid key exits 2" 2 al get a/b
 
 # ---- namespaces ---------------------------------------------------------
@@ -160,8 +170,9 @@ t_rc "rm went on past the missing key" 4 al get call_1
 t_rc "rm with an invalid key exits 2" 2 al rm bin a/b
 t_rc "and removes nothing" 0 al get bin
 
-# eviction to keep the bound: lowering it evicts at once
-head -c 300000 /dev/zero | tr '\0' a >"$T_TMP/300k"
+# eviction to keep the bound: lowering it evicts at once (random bytes, which
+# compression keeps raw, so that each occupies its 300,000 bytes)
+head -c 300000 /dev/urandom >"$T_TMP/300k"
 for k in e1 e2 e3; do al put $k --file "$T_TMP/300k" >/dev/null; done
 t_rc "lowering the bound exits 0" 0 al init --max-total-bytes 700K
 has "init says how many it evicted" "$(out)" "evicted "

@@ -125,7 +125,11 @@ static void store_put_should_evict_the_oldest_to_fit(void **state)
     struct fx *f = *state;
     char buf[400];
     al_entry e;
-    memset(buf, 'x', sizeof buf);
+    unsigned x = 12345;
+    for (size_t i = 0; i < sizeof buf; i++) { /* bytes that do not compress */
+        x = x * 1103515245u + 12345u;
+        buf[i] = (char)(x >> 23);
+    }
     assert_int_equal(al_store_init(f->h, 1000, 0, NULL), 0);
     put_ok(f->h, "a", buf, sizeof buf);
     put_ok(f->h, "b", buf, sizeof buf);
@@ -172,6 +176,41 @@ static void store_init_should_refuse_result_above_total(void **state)
     assert_int_equal(al_store_init(f->h, 1u << 20, 2u << 20, NULL), AL_ELIMITS);
     assert_int_equal(al_store_stats(f->h, &s), 0); /* created, limits refused */
     assert_int_equal(s.max_total_bytes, 1ull << 30); /* limits unchanged */
+}
+
+static void store_init_should_refuse_a_bound_over_16_tib(void **state)
+{
+    struct fx *f = *state;
+    al_stats s;
+    assert_int_equal(al_store_init(f->h, UINT64_MAX, 0, NULL), AL_ELIMITS);
+    assert_int_equal(al_store_init(f->h, AL_MAX_TOTAL_LIMIT + 1, 0, NULL), AL_ELIMITS);
+    assert_int_equal(al_store_init(f->h, 0, UINT64_MAX, NULL), AL_ELIMITS);
+    assert_non_null(strstr(al_strerror(AL_ELIMITS), "16 TiB"));
+    assert_int_equal(al_store_stats(f->h, &s), AL_ENOSTORE); /* refused before creating */
+}
+
+static void store_init_should_keep_the_configured_result_under_a_lower_bound(void **state)
+{
+    struct fx *f = *state;
+    uint64_t in_force = 0, cfg = 0;
+    al_stats s;
+    assert_int_equal(al_store_max_result(f->h, &in_force, &cfg), AL_ENOSTORE);
+    assert_int_equal(al_store_init(f->h, 63, 0, NULL), AL_ELIMITS); /* no room for the marker */
+    assert_int_equal(al_store_init(f->h, 0, 1, NULL), AL_ELIMITS);
+    assert_int_equal(al_store_max_result(f->h, NULL, NULL), AL_ENOSTORE); /* nothing created */
+    assert_int_equal(al_store_init(f->h, 1u << 20, 0, NULL), 0);
+    assert_int_equal(al_store_max_result(f->h, &in_force, &cfg), 0);
+    assert_int_equal(in_force, 1u << 20);
+    assert_int_equal(cfg, 64u << 20);
+    assert_int_equal(al_store_stats(f->h, &s), 0);
+    assert_int_equal(s.max_result_bytes, 1u << 20); /* never above the bound */
+    assert_int_equal(al_store_init(f->h, 1u << 30, 0, NULL), 0);
+    assert_int_equal(al_store_max_result(f->h, &in_force, &cfg), 0);
+    assert_int_equal(in_force, 64u << 20);
+    assert_int_equal(cfg, 64u << 20);
+    assert_int_equal(al_store_init(f->h, AL_MIN_LIMIT, 0, NULL), 0);
+    assert_int_equal(al_store_max_result(f->h, &in_force, NULL), 0);
+    assert_int_equal(in_force, AL_MIN_LIMIT);
 }
 
 static void store_put_should_refuse_bad_keys_and_tools_without_writing(void **state)
@@ -418,6 +457,8 @@ int main(void)
         T(store_put_should_evict_the_oldest_to_fit),
         T(store_put_should_cut_results_over_max_result_bytes),
         T(store_init_should_refuse_result_above_total),
+        T(store_init_should_refuse_a_bound_over_16_tib),
+        T(store_init_should_keep_the_configured_result_under_a_lower_bound),
         T(store_put_should_refuse_bad_keys_and_tools_without_writing),
         T(store_key_of_should_take_paths_and_keys),
         T(store_open_should_follow_flag_env_config_default),

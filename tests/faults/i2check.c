@@ -6,19 +6,24 @@
  *                                      (LMDB's last transaction id moved)
  *                                      until STOPFILE exists, then once more
  *
- * It does not go through store.c: it opens the databases itself and walks
+ * It does not go through the store's own code: it opens the databases itself and walks
  * every row, using only the record decoders of store/record.h. In one
  * snapshot it verifies
  *   I2  the sum of live sizes equals the recorded total, which is at most
  *       max_total_bytes, and the live count matches; the live entries are
  *       the newest in version order: every version dropped by eviction (a
  *       tombstone with reason "evicted") is older than every live version;
+ *       With compression (a "codec" record), the bytes the values occupy
+ *       (every chunk's and frame table row's payload) equal the recorded
+ *       stored total, which is the one at most max_total_bytes;
  *   I4  no orphans: the "ver" rows are exactly the live versions, each
  *       naming its live key; every chunk belongs to a live version, chunks
- *       are numbered 0..n-1 and their payloads add up to the entry's size
- *       (--crc: and match their CRC-32C); tombstones and their queue agree
- *       with each other and with the recorded count; no name is both live
- *       and a tombstone.
+ *       are numbered 0..n-1 and their payloads add up to the entry's size,
+ *       or for a compressed value to the stream length its frame table
+ *       rows (numbered 0x80000000..) give, along with the entry's size
+ *       (--crc: and all match their CRC-32C); tombstones and their queue
+ *       agree with each other and with the recorded count; no name is both
+ *       live and a tombstone.
  * Prints one line per violation (stderr) and a summary (stdout):
  *   "checks N commits_seen N last_txn N live N bytes N max_total N"
  */
@@ -55,9 +60,12 @@ static void bad(uint64_t txn, const char *fmt, ...)
     violations++;
 }
 
+#define ROW_BASE 0x80000000u /* store/frame.h: frame table rows */
+
 struct live {
     uint64_t version, size, seen_bytes;
-    uint32_t next_idx;
+    uint64_t stream_len; /* from the frame table; 0: raw */
+    uint32_t next_idx, next_row;
     int has_ver;
     char name[2 * STORE_NAME_MAX + 2];
     size_t namelen;
@@ -112,6 +120,12 @@ static int check(uint64_t *txnid)
         mdb_txn_abort(txn);
         return 0;
     }
+    k.mv_data = "codec";
+    s.stored = s.live_bytes;
+    if (!mdb_get(txn, dbi[DB_META], &k, &v) && rec_codec_decode(v.mv_data, v.mv_size, &s))
+        bad(t, "codec record undecodable");
+    if (s.format == REC_FORMAT)
+        s.stored = s.live_bytes;
 
     /* live: the entries */
     mdb_cursor_open(txn, dbi[DB_LIVE], &c);
@@ -156,8 +170,8 @@ static int check(uint64_t *txnid)
         bad(t, "sum of live sizes %" PRIu64 " != recorded total %" PRIu64, sum, s.live_bytes);
     if (n != s.live_entries)
         bad(t, "%zu live rows != recorded count %" PRIu64, n, s.live_entries);
-    if (sum > s.max_total)
-        bad(t, "live bytes %" PRIu64 " > max_total_bytes %" PRIu64, sum, s.max_total);
+    if (s.stored > s.max_total)
+        bad(t, "stored bytes %" PRIu64 " > max_total_bytes %" PRIu64, s.stored, s.max_total);
 
     /* ver: exactly the live versions, each naming its key */
     mdb_cursor_open(txn, dbi[DB_VER], &c);
@@ -177,6 +191,7 @@ static int check(uint64_t *txnid)
             bad(t, "live version %" PRIu64 " has no ver row", lv[i].version);
 
     /* data: chunks of live versions only, numbered from 0, sizes add up */
+    uint64_t stored = 0;
     mdb_cursor_open(txn, dbi[DB_DATA], &c);
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         uint64_t ver;
@@ -192,22 +207,36 @@ static int check(uint64_t *txnid)
             bad(t, "orphan chunk %" PRIu64 "/%" PRIu32, ver, idx);
             continue;
         }
-        if (idx != l->next_idx++)
-            bad(t, "chunk %" PRIu64 "/%" PRIu32 " out of sequence", ver, idx);
         if (v.mv_size <= REC_CHUNK_HDR || v.mv_size - REC_CHUNK_HDR > s.chunk) {
             bad(t, "chunk %" PRIu64 "/%" PRIu32 " of %zu bytes", ver, idx, v.mv_size);
             continue;
         }
-        l->seen_bytes += v.mv_size - REC_CHUNK_HDR;
+        stored += v.mv_size - REC_CHUNK_HDR;
+        if (idx >= ROW_BASE) { /* a frame table row: its original size and stream length */
+            const unsigned char *r = (const unsigned char *)v.mv_data + REC_CHUNK_HDR;
+            if (idx != ROW_BASE + l->next_row++ || v.mv_size < REC_CHUNK_HDR + 40
+                || rec_get_le64(r + 16) != l->size
+                || (l->stream_len && rec_get_le64(r + 24) != l->stream_len))
+                bad(t, "frame table row %" PRIu64 "/%" PRIu32 " out of sequence or disagrees",
+                    ver, idx);
+            l->stream_len = rec_get_le64(r + 24);
+        } else if (idx != l->next_idx++ || l->next_row) {
+            bad(t, "chunk %" PRIu64 "/%" PRIu32 " out of sequence", ver, idx);
+        } else {
+            l->seen_bytes += v.mv_size - REC_CHUNK_HDR;
+        }
         if (check_crc && rec_crc32c((unsigned char *)v.mv_data + REC_CHUNK_HDR,
                                     v.mv_size - REC_CHUNK_HDR) != rec_get_le32(v.mv_data))
             bad(t, "chunk %" PRIu64 "/%" PRIu32 " fails its CRC", ver, idx);
     }
     mdb_cursor_close(c);
     for (size_t i = 0; i < n; i++)
-        if (lv[i].seen_bytes != lv[i].size)
-            bad(t, "version %" PRIu64 ": chunks hold %" PRIu64 " bytes, entry says %" PRIu64,
-                lv[i].version, lv[i].seen_bytes, lv[i].size);
+        if (lv[i].seen_bytes != (lv[i].next_row ? lv[i].stream_len : lv[i].size))
+            bad(t, "version %" PRIu64 ": chunks hold %" PRIu64 " bytes, entry says %" PRIu64
+                   " (stream %" PRIu64 ")",
+                lv[i].version, lv[i].seen_bytes, lv[i].size, lv[i].stream_len);
+    if (stored != s.stored)
+        bad(t, "values occupy %" PRIu64 " bytes, recorded %" PRIu64, stored, s.stored);
 
     /* tombstones: evicted versions are older than every live one (I2) */
     mdb_cursor_open(txn, dbi[DB_TOMB], &c);

@@ -13,6 +13,11 @@
 #   m_umount MNT              fusermount3 -u, then returns the daemon's status
 #   m_pid MNT                 the daemon's pid
 #   m_wait_gone PID           waits (10 s) for PID to exit, returns its status
+#   m_refused DESC MNT ARGS...  ok when offloadfs -f ARGS exits 2 (10 s
+#                             deadline) adding no mount on MNT; stderr in
+#                             $T_TMP/err. A daemon that mounts anyway is
+#                             SIGKILLed at once and MNT lazily unmounted.
+#   m_mounts_at PATH          how many mounts sit on PATH (mountinfo only)
 #
 # The store is fed with build/agentlink when it exists (the real CLI), else
 # with build/tools/storectl; M_FEEDER=storectl forces the latter.
@@ -113,6 +118,44 @@ _m_cleanup() {
         m_wait_gone "$pid" || { kill "$pid" 2>/dev/null; m_wait_gone "$pid"; }
     fi
     return 0
+}
+
+# Mount state comes from /proc/self/mountinfo only: touching a mount whose
+# daemon waits on itself would block the test with it.
+m_mounts_at() { awk -v p="$1" '$5 == p {n++} END {print n + 0}' /proc/self/mountinfo; }
+
+# Kills daemon PID hard (a FUSE wait always yields to SIGKILL, and the dead
+# daemon's mount then fails fast) and lazily unmounts MNT down to KEEP mounts.
+_m_hard_cleanup() {
+    local pid=$1 mnt=$2 keep=${3:-0} i
+    kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    for ((i = 0; i < 5; i++)); do
+        [ "$(m_mounts_at "$mnt")" -gt "$keep" ] || break
+        timeout 5 umount -l "$mnt" 2>/dev/null || timeout 5 fusermount3 -uz "$mnt" 2>/dev/null
+    done
+    return 0
+}
+_m_exited_or_mounted() { ! kill -0 "$1" 2>/dev/null || [ "$(m_mounts_at "$2")" -gt "$3" ]; }
+
+m_refused() { # m_refused DESC MNT ARGS...
+    local desc=$1 mnt=$2 before pid rc; shift 2
+    before=$(m_mounts_at "$mnt")
+    "$M_FS" -f "$@" >"$T_TMP/err" 2>&1 &
+    pid=$!
+    t_on_exit "_m_hard_cleanup $pid '$mnt' $before"
+    t_wait_until 10 _m_exited_or_mounted "$pid" "$mnt" "$before"
+    if kill -0 "$pid" 2>/dev/null; then
+        t_not_ok "$desc"
+        echo "  offloadfs did not exit: mounts on $mnt: $(m_mounts_at "$mnt") (were $before); killed it"
+        _m_hard_cleanup "$pid" "$mnt" "$before"
+        return 1
+    fi
+    wait "$pid"; rc=$?
+    if [ "$rc" -eq 2 ] && [ "$(m_mounts_at "$mnt")" -eq "$before" ]; then t_ok "$desc"; return 0; fi
+    t_not_ok "$desc"
+    echo "  exit $rc, want 2; mounts on $mnt: $(m_mounts_at "$mnt") (were $before); $(head -c 400 "$T_TMP/err")"
+    _m_hard_cleanup "$pid" "$mnt" "$before"
+    return 1
 }
 
 # m_errno OP PATH [ARG] : the errno name a real syscall gets ("0": success).

@@ -22,7 +22,7 @@ for f in "$L"/*; do
     [ "$f" = "$L/empty" ] && continue
     m_put "$S" "$(basename "$f")" <"$f" || t_not_ok "put $(basename "$f")"
 done
-# The CLI refuses an empty result; the store itself takes one.
+# An empty result is a 0-byte entry.
 "$M_CTL" "$S" put empty </dev/null >/dev/null || t_not_ok "put an empty entry"
 # What the store holds is the reference (the CLI's get).
 R=$T_TMP/ref; mkdir -p "$R"

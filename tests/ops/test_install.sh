@@ -3,7 +3,9 @@
 # soname links, DESTDIR never written into an installed file, the mount-helper
 # link for a PREFIX outside mount.fuse3's PATH, uninstall leaving nothing, and
 # a C program built with pkg-config (shared and static) and the Python binding
-# run against an install.
+# run against an install; the pc file and the binding relocatable (a DESTDIR
+# tree and a moved tree work with only their own files, pkg-config
+# --define-prefix follows the move). tests/ops/test_pip.sh has pip's install.
 . "$(dirname "$0")/../lib.sh"
 
 # Always the plain build: an install is what make builds, whatever build
@@ -29,6 +31,10 @@ usr/local/lib/pkgconfig/agentlink.pc
 usr/local/share/man/man1/agentlink.1
 usr/local/share/man/man1/offloadfs.1
 usr/local/share/man/man3/agentlink.3
+usr/local/share/offloadfs/js/README.md
+usr/local/share/offloadfs/js/index.d.ts
+usr/local/share/offloadfs/js/index.js
+usr/local/share/offloadfs/js/package.json
 usr/local/share/offloadfs/python/agentlink.py"
 t_eq "the installed tree is exactly the expected one" "$(tree_links "$D")" "$want"
 L=$D/usr/local/lib
@@ -37,15 +43,41 @@ t_eq "the shared library's soname" "$(readelf -d "$L/libagentlink.so.$VERSION" |
 t_check "the static library defines the API" bash -c "nm -g --defined-only '$L/libagentlink.a' 2>/dev/null | grep -qw al_store_put"
 t_check "the shared library exports the API" bash -c "nm -D --defined-only '$L/libagentlink.so.$VERSION' | grep -qw al_offload"
 t_check "the header is the tree's" cmp -s "$D/usr/local/include/agentlink/agentlink.h" "$T_TOP/agentlink/agentlink.h"
-t_check "the binding is the tree's" cmp -s "$D/usr/local/share/offloadfs/python/agentlink.py" "$T_TOP/agentlink/python/agentlink.py"
+PYI=$D/usr/local/share/offloadfs/python/agentlink.py
+t_eq "the binding is the tree's, but for the LIBDIR it records" \
+    "$(diff "$T_TOP/agentlink/python/agentlink.py" "$PYI" | grep '^[<>]')" \
+    '< _LIBDIR_REL = None
+< _LIBDIR = None
+> _LIBDIR_REL = "../../../lib"
+> _LIBDIR = "/usr/local/lib"'
+# pyimport [VAR=VALUE...] DIR: imports the binding from DIR, away from the tree,
+# without $AGENTLINK_LIB or $LD_LIBRARY_PATH; prints the library it mapped.
+pyimport() {
+    local envs=(); while [ "${1#*=}" != "$1" ]; do envs+=("$1"); shift; done
+    (cd / && env -u AGENTLINK_LIB -u LD_LIBRARY_PATH -u PYTHONPATH "${envs[@]}" python3 -c '
+import sys; sys.path.insert(0, sys.argv[1])
+import agentlink
+assert agentlink.derive_key("a/b") == "a_b~c14cddc033f64b9d"
+print(agentlink.__file__)
+print(*[l.split()[-1] for l in open("/proc/self/maps") if "libagentlink" in l][:1])' "$1")
+}
+t_rc "the staged binding imports with only the staged files" 0 pyimport "$D/usr/local/share/offloadfs/python"
+t_eq "it loads the staged library, found from its own directory" "$(cat "$T_TMP/out")" \
+    "$PYI
+$L/libagentlink.so.$VERSION"
+for f in package.json index.js index.d.ts README.md; do
+    t_check "the deepagents backend's $f is the tree's, mode 644" \
+        bash -c "cmp -s '$D/usr/local/share/offloadfs/js/$f' '$T_TOP/agentlink/js/$f' && [ \$(stat -c %a '$D/usr/local/share/offloadfs/js/$f') = 644 ]"
+done
 t_eq "installed programs run" "$("$D/usr/local/bin/agentlink" --version) $("$D/usr/local/bin/offloadfs" --version 2>&1 | head -1 | grep -o "$VERSION")" \
     "agentlink $VERSION $VERSION"
 t_eq "modes: programs 755, library 755, the rest 644" \
     "$(cd "$D/usr/local" && stat -c '%a %n' bin/* lib/libagentlink.a lib/libagentlink.so.$VERSION lib/pkgconfig/agentlink.pc include/agentlink/agentlink.h share/man/man*/* share/offloadfs/python/agentlink.py | awk '{print $1}' | tr '\n' ' ')" \
     "755 755 644 755 644 644 644 644 644 644 "
 t_eq "DESTDIR is written into no installed file" "$(grep -rlaF "DESTDIR-MARK" "$D")" ""
-t_eq "the pc file names the PREFIX" "$(grep -E '^(prefix|libdir|includedir)=' "$L/pkgconfig/agentlink.pc" | tr '\n' ' ')" \
-    "prefix=/usr/local libdir=/usr/local/lib includedir=/usr/local/include "
+t_eq "the pc file names the PREFIX, and the rest relative to it" \
+    "$(grep -E '^(prefix|libdir|includedir)=' "$L/pkgconfig/agentlink.pc" | tr '\n' ' ')" \
+    'prefix=/usr/local libdir=${prefix}/lib includedir=${prefix}/include '
 t_check "no mount-helper link for PREFIX=/usr/local (it is on mount.fuse3's PATH)" test ! -e "$D/usr/local/sbin/offloadfs"
 for page in 1/offloadfs 1/agentlink 3/agentlink; do
     s=${page%/*} n=${page#*/}
@@ -67,7 +99,9 @@ t_check "and the directories it made for itself" test ! -e "$D/usr/local/include
 O=$T_TMP/stage-opt
 t_rc "make install PREFIX=/opt/offloadfs exits 0" 0 mk install DESTDIR="$O" PREFIX=/opt/offloadfs
 t_eq "it links offloadfs where mount.fuse3 finds it" "$(readlink "$O/usr/local/sbin/offloadfs")" "/opt/offloadfs/bin/offloadfs"
-t_eq "the pc file names that PREFIX" "$(sed -n 's/^libdir=//p' "$O/opt/offloadfs/lib/pkgconfig/agentlink.pc")" "/opt/offloadfs/lib"
+t_eq "the pc file names that PREFIX" "$(sed -n 's/^prefix=//p' "$O/opt/offloadfs/lib/pkgconfig/agentlink.pc")" "/opt/offloadfs"
+t_eq "its libdir is that PREFIX's lib" "$(PKG_CONFIG_PATH=$O/opt/offloadfs/lib/pkgconfig pkg-config --variable=libdir agentlink)" \
+    "/opt/offloadfs/lib"
 t_rc "make uninstall PREFIX=/opt/offloadfs exits 0" 0 mk uninstall DESTDIR="$O" PREFIX=/opt/offloadfs
 t_eq "uninstall removes the link too" "$(tree_links "$O")" ""
 t_rc "MOUNT_LINK_DIR= skips the link" 0 mk install DESTDIR="$O" PREFIX=/opt/offloadfs MOUNT_LINK_DIR=
@@ -77,7 +111,14 @@ t_check "PREFIX=/usr needs no link either" test -x "$T_TMP/stage-usr/usr/bin/off
 t_rc "LIBDIR is honoured" 0 mk install DESTDIR="$T_TMP/stage-lib64" PREFIX=/usr LIBDIR=/usr/lib/x86_64-linux-gnu
 t_eq "library and pc file go to LIBDIR" "$(cd "$T_TMP/stage-lib64" && ls usr/lib/x86_64-linux-gnu/libagentlink.so.$VERSION && sed -n 's/^libdir=//p' usr/lib/x86_64-linux-gnu/pkgconfig/agentlink.pc)" \
     "usr/lib/x86_64-linux-gnu/libagentlink.so.$VERSION
-/usr/lib/x86_64-linux-gnu"
+\${prefix}/lib/x86_64-linux-gnu"
+t_eq "the binding records that LIBDIR" "$(grep '^_LIBDIR' "$T_TMP/stage-lib64/usr/share/offloadfs/python/agentlink.py")" \
+    '_LIBDIR_REL = "../../../lib/x86_64-linux-gnu"
+_LIBDIR = "/usr/lib/x86_64-linux-gnu"'
+t_rc "a LIBDIR outside PREFIX installs" 0 mk install DESTDIR="$T_TMP/stage-out" PREFIX=/opt/al LIBDIR=/usr/lib64 MOUNT_LINK_DIR=
+t_eq "its pc file names it whole" "$(sed -n 's/^libdir=//p' "$T_TMP/stage-out/usr/lib64/pkgconfig/agentlink.pc")" "/usr/lib64"
+t_rc "the binding staged there finds the library too" 0 pyimport "$T_TMP/stage-out/opt/al/share/offloadfs/python"
+t_eq "from its own directory" "$(sed -n 2p "$T_TMP/out")" "$T_TMP/stage-out/usr/lib64/libagentlink.so.$VERSION"
 
 # ---- a real PREFIX: a C program through pkg-config, the Python binding ---------------------
 P=$T_TMP/prefix
@@ -87,7 +128,7 @@ export PKG_CONFIG_PATH=$P/lib/pkgconfig
 t_eq "pkg-config --modversion" "$(pkg-config --modversion agentlink)" "$VERSION"
 t_eq "pkg-config --cflags --libs" "$(pkg-config --cflags --libs agentlink | sed 's/ *$//')" "-I$P/include -L$P/lib -lagentlink"
 t_eq "pkg-config --static adds what libagentlink.a needs" "$(pkg-config --static --libs agentlink | sed 's/ *$//')" \
-    "-L$P/lib -lagentlink -lcjson -llmdb -lpthread"
+    "-L$P/lib -lagentlink -lcjson -llmdb -lzstd -lpthread"
 # The program is agentlink(3)'s EXAMPLE, so the man page's example is known to build.
 sed -n '/^\.SH EXAMPLE/,/^\.fi/p' "$T_TOP/doc/agentlink.3" | sed '1,2d;$d' | sed 's/\\e/\\/g' >"$T_TMP/example.c"
 t_check "agentlink(3) has an example" grep -q al_offload "$T_TMP/example.c"
@@ -113,17 +154,62 @@ t_rc "a static link against libagentlink.a builds" 0 \
 t_eq "it needs no libagentlink.so" "$(ldd "$T_TMP/example-static" | grep -c agentlink)" 0
 t_rc "and runs" 0 env OFFLOADFS_STORE="$T_TMP/cstore2" "$T_TMP/example-static"
 t_eq "it prints the result (below the default threshold)" "$(cat "$T_TMP/out")" "...a large tool result..."
-( unset AGENTLINK_LIB
-  export PYTHONPATH=$P/share/offloadfs/python LD_LIBRARY_PATH=$P/lib OFFLOADFS_STORE=$T_TMP/pystore
-  t_rc "the installed binding finds the installed library" 0 python3 -c '
+( unset AGENTLINK_LIB LD_LIBRARY_PATH
+  export PYTHONPATH=$P/share/offloadfs/python OFFLOADFS_STORE=$T_TMP/pystore
+  cd /
+  t_rc "the installed binding finds the installed library, without AGENTLINK_LIB or LD_LIBRARY_PATH" 0 python3 -c '
 import agentlink, sys
 s = agentlink.ToolResultStore()
 print(s.write(key="py_1", content="from python"))
 print(s.read("py_1"))
-print(agentlink.__file__)'
+print(agentlink.__file__)
+print(*[l.split()[-1] for l in open("/proc/self/maps") if "libagentlink" in l][:1])'
   t_eq "and works" "$(cat "$T_TMP/out")" "/large_tool_results/py_1
 from python
-$P/share/offloadfs/python/agentlink.py"
+$P/share/offloadfs/python/agentlink.py
+$P/lib/libagentlink.so.$VERSION"
+  exit "$T_FAILS" ) || T_FAILS=$((T_FAILS + $?))
+mkdir -p "$T_TMP/elsewhere" && cp "$P/share/offloadfs/python/agentlink.py" "$T_TMP/elsewhere/"
+t_rc "a copy of the installed binding elsewhere imports" 0 pyimport "$T_TMP/elsewhere"
+t_eq "it loads the library from the LIBDIR recorded at install" "$(sed -n 2p "$T_TMP/out")" "$P/lib/libagentlink.so.$VERSION"
+
+# ---- the same tree, moved ---------------------------------------------------------
+M=$T_TMP/moved
+mv "$P" "$M"
+( export PKG_CONFIG_PATH=$M/lib/pkgconfig
+  t_eq "pkg-config --define-prefix follows the moved tree" \
+      "$(pkg-config --define-prefix --cflags --libs agentlink | sed 's/ *$//')" "-I$M/include -L$M/lib -lagentlink"
+  t_eq "--variable=libdir too" "$(pkg-config --define-prefix --variable=libdir agentlink)" "$M/lib"
+  # shellcheck disable=SC2046
+  t_rc "the example builds against the moved tree" 0 \
+      cc -std=c11 -Wall -Wextra -Werror -o "$T_TMP/example-moved" "$T_TMP/example.c" \
+      $(pkg-config --define-prefix --cflags --libs agentlink)
+  t_rc "and runs with its library" 0 env LD_LIBRARY_PATH="$M/lib" OFFLOADFS_STORE="$T_TMP/mstore" "$T_TMP/example-moved"
+  t_eq "it prints the result" "$(cat "$T_TMP/out")" "...a large tool result..."
+  exit "$T_FAILS" ) || T_FAILS=$((T_FAILS + $?))
+t_rc "the moved binding imports" 0 pyimport "$M/share/offloadfs/python"
+t_eq "it loads the moved library" "$(sed -n 2p "$T_TMP/out")" "$M/lib/libagentlink.so.$VERSION"
+mv "$M" "$P"
+# The deepagents backend: npm installs it from the installed folder (no
+# registry: --offline, the deepagents peer left out), and it stores and
+# reads through the installed CLI (no mount: the CLI fallback).
+mkdir -p "$T_TMP/jsproj"
+echo '{"name": "jsproj", "private": true, "type": "module"}' >"$T_TMP/jsproj/package.json"
+t_rc "npm install $P/share/offloadfs/js" 0 \
+    bash -c "cd '$T_TMP/jsproj' && npm install --offline --omit=peer --no-audit --no-fund '$P/share/offloadfs/js'"
+cat >"$T_TMP/jsproj/run.mjs" <<'EOF'
+import { OffloadBackend } from "agentlink";
+const b = new OffloadBackend({ mount: process.argv[2], agentlink: process.argv[3] });
+console.log(JSON.stringify(await b.write("/call_js.txt", "from node\n")));
+console.log(JSON.stringify(await b.read("/call_js.txt")));
+EOF
+( export OFFLOADFS_STORE=$T_TMP/jsstore; unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT
+  t_rc "the installed package imports as \"agentlink\" and runs the installed CLI" 0 \
+      bash -c "cd '$T_TMP/jsproj' && node run.mjs '$T_TMP/nomount' '$P/bin/agentlink'"
+  t_eq "it wrote and read back through the store" "$(cat "$T_TMP/out")" \
+      '{"path":"/call_js.txt","filesUpdate":null,"metadata":{"offloadfs":"'"$T_TMP"'/nomount/call_js.txt"}}
+{"content":"from node\n","mimeType":"text/plain","totalLines":1,"startLine":1,"endLine":1}'
+  t_eq "agentlink get has the bytes" "$("$P/bin/agentlink" get call_js.txt)" "from node"
   exit "$T_FAILS" ) || T_FAILS=$((T_FAILS + $?))
 t_rc "make uninstall PREFIX=$P exits 0" 0 mk uninstall PREFIX="$P" MOUNT_LINK_DIR= LDCONFIG=true
 t_eq "nothing is left under PREFIX" "$(tree_links "$P")" ""

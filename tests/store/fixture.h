@@ -44,6 +44,15 @@ static inline int fx_setup(void **state)
     return fx_setup_flags(state, STORE_NOSYNC);
 }
 
+/* A store that keeps values raw (STORE_COMPRESS_NONE): for tests of the
+ * raw layout (chunks, pages, the disk filling up). */
+static inline int fx_setup_raw(void **state)
+{
+    fx_setup_flags(state, STORE_NOSYNC);
+    assert_int_equal(store_compression_set(((struct fx *)*state)->st, STORE_COMPRESS_NONE), 0);
+    return 0;
+}
+
 static inline int fx_teardown(void **state)
 {
     struct fx *f = *state;

@@ -4,6 +4,7 @@
  * just after it. The kill is driven by wrapping LMDB calls in the child, not
  * by luck. Afterwards the key holds its old value or its new one, whole; no
  * row is orphaned; the bound and the totals hold; the next write succeeds.
+ * Once with raw values, once compressed (stream chunks and frame table).
  */
 /* WRAP: -Wl,--wrap=mdb_txn_commit -Wl,--wrap=mdb_put */
 #include "fixture.h"
@@ -95,7 +96,7 @@ static int check_after(struct fx *f)
     assert_int_equal(store_stats_get(f->st, &s), 0);
     assert_int_equal(s.entries, 2);
     assert_int_equal(s.bytes, 1000 + e.size);
-    assert_true(s.bytes <= s.max_total_bytes);
+    assert_true(s.stored_bytes <= s.max_total_bytes);
     return is_new;
 }
 
@@ -119,24 +120,53 @@ static void counted_rows(const char *dir, size_t *vers, size_t *chunks)
     mdb_env_close(env);
 }
 
-static void put_killed_at_every_step_should_leave_old_or_new_whole(void **state)
+/* The old value, and an older entry; the bound just fits all three. */
+static void put_old(struct fx *f)
+{
+    fx_limits(f->st, 1000 + 1024 + NEW_LEN, NEW_LEN);
+    assert_int_equal(fx_put(f->st, NULL, "other", 1000, 5, NULL), 0);
+    assert_int_equal(fx_put(f->st, NULL, "k", 1024, 1, NULL), 0);
+    store_close(f->st);
+    f->st = NULL;
+}
+
+/* Data rows after put_old() (*OLD) and after the new value's put (*NEW). */
+static void rows_expected(struct fx *f, size_t *old_rows, size_t *new_rows)
+{
+    size_t vers;
+    put_old(f);
+    counted_rows(f->dir, &vers, old_rows);
+    assert_int_equal(store_open(&f->st, f->dir, 0), 0);
+    assert_int_equal(fx_put(f->st, NULL, "k", NEW_LEN, 2, NULL), 0);
+    store_close(f->st);
+    counted_rows(f->dir, &vers, new_rows);
+    assert_int_equal(store_open(&f->st, f->dir, 0), 0);
+}
+
+static void killed_puts(void **state, unsigned compression)
 {
     struct fx *f = *state;
     int nputs, old_seen = 0, new_seen = 0;
+    size_t old_rows, new_rows;
     store_close(f->st);
     f->st = NULL;
     assert_int_equal(store_open(&f->st, f->dir, 0), 0); /* durable, like agents */
+    assert_int_equal(store_compression_set(f->st, compression), 0);
     nputs = count_puts(f);
-    assert_true(nputs >= 6 + 3); /* 6 chunks plus ver, live, log, state rows */
+    rows_expected(f, &old_rows, &new_rows);
+    if (compression == STORE_COMPRESS_NONE) {
+        assert_true(nputs >= 6 + 4); /* 6 chunks plus ver, live, log, state, codec rows */
+        assert_int_equal(old_rows, 2);
+        assert_int_equal(new_rows, 1 + 6);
+    } else {
+        assert_true(nputs >= 2 + 4); /* a chunk and a frame table at least */
+        assert_int_equal(old_rows, 2 * 2); /* each: one chunk, one table row */
+        assert_true(new_rows >= 2 + 2 && new_rows < 1 + 6);
+    }
     for (int point = 0; point < nputs + 2; point++) {
         size_t vers, chunks;
         int is_new;
-        /* The old value, and an older entry; the bound just fits all three. */
-        fx_limits(f->st, 1000 + 1024 + NEW_LEN, NEW_LEN);
-        assert_int_equal(fx_put(f->st, NULL, "other", 1000, 5, NULL), 0);
-        assert_int_equal(fx_put(f->st, NULL, "k", 1024, 1, NULL), 0);
-        store_close(f->st);
-        f->st = NULL;
+        put_old(f);
         if (point < nputs)
             put_and_die(f->dir, point, 0);
         else
@@ -149,7 +179,7 @@ static void put_killed_at_every_step_should_leave_old_or_new_whole(void **state)
         f->st = NULL;
         counted_rows(f->dir, &vers, &chunks);
         assert_int_equal(vers, 2);
-        assert_int_equal(chunks, 1 + (is_new ? 6 : 1));
+        assert_int_equal(chunks, is_new ? new_rows : old_rows);
         assert_int_equal(store_open(&f->st, f->dir, 0), 0);
     }
     print_message("%d kill points: %d left the old value, %d the new one\n", nputs + 2,
@@ -159,11 +189,24 @@ static void put_killed_at_every_step_should_leave_old_or_new_whole(void **state)
     fx_expect(f->st, NULL, "after", 10, 7);
 }
 
+static void put_killed_at_every_step_should_leave_old_or_new_whole(void **state)
+{
+    killed_puts(state, STORE_COMPRESS_NONE);
+}
+
+static void compressed_put_killed_at_every_step_should_leave_old_or_new_whole(void **state)
+{
+    killed_puts(state, STORE_COMPRESS_ZSTD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(put_killed_at_every_step_should_leave_old_or_new_whole,
                                         fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            compressed_put_killed_at_every_step_should_leave_old_or_new_whole, fx_setup,
+            fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -381,6 +381,38 @@ static void limits_set_should_evict_at_once_when_lowered(void **state)
     fx_expect(f->st, NULL, "k3", 100, 3);
 }
 
+static void limits_set_should_keep_the_configured_result_under_a_lower_bound(void **state)
+{
+    struct fx *f = *state;
+    store_limits low = {1u << 20, 0, 0}, high = {1u << 30, 0, 0}, l;
+    store_stats s;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 1u << 20); /* held down by the bound */
+    assert_int_equal(s.max_result_configured, 64ull << 20);
+    assert_int_equal(store_limits_get(f->st, &l), 0);
+    assert_int_equal(l.max_result_bytes, 1u << 20);
+    assert_int_equal(fx_put(f->st, NULL, "big", (1u << 20) + 1, 1, NULL), STORE_ETOOBIG);
+    /* Raising the bound again gives the configured value back. */
+    assert_int_equal(store_limits_set(f->st, &high, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 64ull << 20);
+    assert_int_equal(s.max_result_configured, 64ull << 20);
+    assert_int_equal(fx_put(f->st, NULL, "big", (1u << 20) + 1, 1, NULL), 0);
+    /* A value given while the bound is low is the one kept. */
+    low.max_result_bytes = 512u << 10;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    low.max_result_bytes = 0;
+    low.max_total_bytes = 100000;
+    assert_int_equal(store_limits_set(f->st, &low, NULL), 0);
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    assert_int_equal(s.max_result_bytes, 100000);
+    assert_int_equal(s.max_result_configured, 512u << 10);
+    assert_int_equal(store_limits_set(f->st, &high, NULL), 0);
+    assert_int_equal(store_limits_get(f->st, &l), 0);
+    assert_int_equal(l.max_result_bytes, 512u << 10);
+}
+
 static void limits_set_should_refuse_result_over_total(void **state)
 {
     struct fx *f = *state;
@@ -851,6 +883,9 @@ static void strerror_should_describe_every_code(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+/* Tests of the raw layout (one piece per chunk, a bit flipped in a chunk,
+ * eviction by exact sizes); compressed values: test_compress.c. */
+#define TR(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_raw, fx_teardown)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -879,6 +914,7 @@ int main(void)
         T(put_should_evict_across_namespaces_in_write_order),
         T(replace_should_make_key_newest),
         T(limits_set_should_evict_at_once_when_lowered),
+        T(limits_set_should_keep_the_configured_result_under_a_lower_bound),
         T(limits_set_should_refuse_result_over_total),
         T(limits_should_persist_across_reopen_and_raise_map),
         T(lookup_should_tell_evicted_from_never_written),
@@ -887,14 +923,14 @@ int main(void)
         T(tombstones_should_expire_beyond_their_limit),
         T(read_should_return_exact_bytes_at_any_offset),
         T(read_should_fail_gone_once_version_is_dropped),
-        T(read_iov_should_match_read),
-        T(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
+        TR(read_iov_should_match_read),
+        TR(flipped_bit_should_read_as_corrupt_never_wrong_bytes),
         T(version_stat_should_name_key_within_its_namespace),
         T(list_should_return_live_keys_in_order_per_namespace),
         T(list_should_stop_when_callback_says_so),
         T(changes_should_report_each_write_in_order),
         T(changes_should_cross_batches_and_resume),
-        T(stats_should_count_entries_bytes_and_evictions),
+        TR(stats_should_count_entries_bytes_and_evictions),
         cmocka_unit_test(strerror_should_describe_every_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

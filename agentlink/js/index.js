@@ -1,0 +1,723 @@
+/**
+ * agentlink/js -- OffloadBackend, a deepagents backend that keeps the large
+ * tool results deepagents spills to `/large_tool_results/` in a bounded
+ * offloadfs store.
+ *
+ *     import { CompositeBackend, StateBackend } from "deepagents";
+ *     import { OffloadBackend } from "agentlink";
+ *     const backend = new CompositeBackend(new StateBackend(), {
+ *       "/large_tool_results/": new OffloadBackend(),
+ *     });
+ *
+ * How it works, and why:
+ * - Writes go through the `agentlink` CLI (`agentlink put KEY --tool ...`,
+ *   the content on stdin): one process per write, so the backend needs no
+ *   native addon and no npm package at run time; the CLI applies the store's
+ *   bound (evicting the oldest results) and fsyncs before it exits, and once
+ *   it has exited every running mount shows the new bytes (read-your-writes).
+ * - Reads, listings, grep and glob read the files under the offloadfs mount
+ *   with node:fs, as a shell tool would. When no offloadfs mount of this
+ *   store is up at the mount path, they fall back to the CLI (`agentlink
+ *   get`, `agentlink ls --json`): slower (a process per file), same answers.
+ * - A name that is a valid store key is the key. Any other name (nested
+ *   paths, a leading dot, control characters) goes through `agentlink key`,
+ *   which derives the same key from the same name every time, so reading
+ *   the name again finds it; the name is kept in the entry's tool field
+ *   (`deepagents:NAME`) so that ls, glob and grep show the name deepagents
+ *   used rather than the derived key.
+ * - The mount is read-only: edit answers an error. An evicted result answers
+ *   an error saying when and why it was evicted and to run the tool again.
+ *
+ * Nothing but Node's own modules is imported at run time.
+ */
+import { spawn } from "node:child_process";
+import { promises as fsp, readFileSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** The tool name recorded for every result this backend stores. */
+const TOOL = "deepagents";
+/** Tool field of an entry whose key was derived from NAME: TOOL + ":" + NAME. */
+const NAMED_TOOL_PREFIX = `${TOOL}:`;
+/** What deepagents' own backends answer for an empty file. */
+const EMPTY_CONTENT_WARNING = "System reminder: File exists but has empty contents";
+/** A derived key ends in '~' and 16 lowercase hex digits (agentlink.h). */
+const DERIVED_KEY = /~[0-9a-f]{16}$/;
+/** No CLI call may hang an agent: each is killed after this long. */
+const CLI_TIMEOUT_MS = 60_000;
+/** Derived keys remembered per backend (name -> key) before the cache is reset. */
+const KEY_CACHE_MAX = 4096;
+
+/**
+ * Extensions deepagents treats as binary (its getMimeType/isTextMimeType):
+ * written from base64 text, read back as bytes. Everything else is text.
+ */
+const BINARY_MIME = {
+  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+  ".webp": "image/webp", ".heic": "image/heic", ".heif": "image/heif",
+  ".mp3": "audio/mpeg", ".wav": "audio/wav", ".aiff": "audio/aiff", ".aac": "audio/aac",
+  ".ogg": "audio/ogg", ".flac": "audio/flac", ".mp4": "video/mp4", ".webm": "video/webm",
+  ".mpeg": "video/mpeg", ".mov": "video/quicktime", ".avi": "video/x-msvideo",
+  ".flv": "video/x-flv", ".mpg": "video/mpeg", ".wmv": "video/x-ms-wmv", ".3gpp": "video/3gpp",
+  ".pdf": "application/pdf", ".ppt": "application/vnd.ms-powerpoint",
+  ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+};
+const TEXT_MIME = {
+  ".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
+  ".html": "text/html", ".htm": "text/html", ".css": "text/css", ".csv": "text/csv",
+  ".xml": "text/xml", ".json": "application/json", ".js": "application/javascript",
+  ".mjs": "application/javascript", ".cjs": "application/javascript", ".svg": "image/svg+xml",
+};
+
+function mimeOf(name) {
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  const ext = dot <= 0 ? "" : base.slice(dot).toLowerCase();
+  return BINARY_MIME[ext] || TEXT_MIME[ext] || "text/plain";
+}
+
+function isBinaryName(name) {
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 && Object.hasOwn(BINARY_MIME, base.slice(dot).toLowerCase());
+}
+
+/**
+ * The store's key rules (contract "Keys"): returns the first rule NAME
+ * breaks, as the text that completes "key 'K' ...", or null when it is a key.
+ */
+function keyRuleBroken(name) {
+  if (name.length === 0) return "is empty";
+  if (!name.isWellFormed()) return "is not valid UTF-8";
+  if (Buffer.byteLength(name) > 255) return "is longer than 255 bytes";
+  if (name.includes("/")) return "contains '/'";
+  if (/[\x00-\x1f\x7f]/.test(name)) return "contains a control character";
+  if (name.startsWith(".")) return "starts with '.'";
+  return null;
+}
+
+/** A tool name the store accepts: 1-255 bytes of UTF-8, no control character. */
+function isToolName(s) {
+  return s.isWellFormed() && Buffer.byteLength(s) <= 255 && !/[\x00-\x1f\x7f]/.test(s);
+}
+
+/** "/a/b.txt" -> "a/b.txt"; the route hands paths with a leading slash. */
+function nameOf(filePath) {
+  return String(filePath ?? "").replace(/^\/+/, "");
+}
+
+/** "/", "", "/sub", "/sub/" -> "" or "sub/": the name prefix of a directory. */
+function dirPrefix(dirPath) {
+  const n = nameOf(dirPath).replace(/\/+$/, "");
+  return n === "" ? "" : `${n}/`;
+}
+
+/** Undoes the octal escapes of /proc/self/mountinfo (\040 for a space, ...). */
+function unescapeMountinfo(s) {
+  return s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/**
+ * A glob pattern as a RegExp over slash-separated names, as micromatch
+ * matches them for deepagents ({ dot: true }): `**` any number of path
+ * segments, `*` and `?` within one segment, `{a,b}` alternatives, `[...]`
+ * classes; everything else literal.
+ */
+function globToRegExp(pattern) {
+  let re = "";
+  let depth = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "*") {
+      if (pattern[i + 1] === "*") {
+        i++;
+        if (pattern[i + 1] === "/") { i++; re += "(?:[^/]*/)*"; } else re += ".*";
+      } else re += "[^/]*";
+    } else if (c === "?") re += "[^/]";
+    else if (c === "{") { depth++; re += "(?:"; }
+    else if (c === "}" && depth > 0) { depth--; re += ")"; }
+    else if (c === "," && depth > 0) re += "|";
+    else if (c === "[") {
+      const end = pattern.indexOf("]", i + 2);
+      if (end === -1) re += "\\[";
+      else {
+        let body = pattern.slice(i + 1, end).replace(/\\/g, "\\\\");
+        if (body[0] === "!") body = `^${body.slice(1)}`;
+        re += `[${body}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^$()|\\\]]/g, "\\$&");
+  }
+  while (depth-- > 0) re += ")";
+  return new RegExp(`^${re}$`, "s");
+}
+
+/**
+ * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string) }, or
+ * { code: null, spawnError } when it could not be started; never rejects.
+ */
+/**
+ * Whether the CLI failed only because the store does not exist yet (exit 1,
+ * "no store at 'DIR' yet"): a store no one has written to is an empty one.
+ */
+function noStore(r) {
+  return r.code === 1 && r.stderr.includes(": no store at '");
+}
+
+function runCli(bin, args, input) {
+  return new Promise((resolve) => {
+    let child;
+    try {
+      child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
+    } catch (spawnError) {
+      resolve({ code: null, spawnError, stdout: Buffer.alloc(0), stderr: "" });
+      return;
+    }
+    const out = [];
+    const err = [];
+    let spawnError = null;
+    // Our own timer, not spawn's timeout option: that one is never cleared
+    // when the program cannot be started, and would hold the process 60 s.
+    const timer = setTimeout(() => child.kill("SIGKILL"), CLI_TIMEOUT_MS);
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => err.push(d));
+    child.stdin.on("error", () => {}); // EPIPE when the CLI exits early: its status says why
+    child.on("error", (e) => { spawnError = e; });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        code: spawnError ? null : code,
+        signal,
+        spawnError,
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err).toString("utf8").trim(),
+      });
+    });
+    child.stdin.end(input ?? null);
+  });
+}
+
+/**
+ * A deepagents backend (BackendProtocolV2 of deepagents 1.14) for the
+ * `/large_tool_results/` route of a CompositeBackend, backed by an offloadfs
+ * store: `write` stores through the `agentlink` CLI, reads come from the
+ * offloadfs mount (or the CLI when no mount of the store is up).
+ */
+export class OffloadBackend {
+  /** @type {string} */ #store;
+  /** @type {string} */ #namespace;
+  /** @type {string} */ #mount;
+  /** @type {string} */ #cli;
+  /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
+
+  /**
+   * @param {object} [options]
+   * @param {string} [options.store] Store directory. Else $OFFLOADFS_STORE,
+   *   else /var/lib/offloadfs as root, else
+   *   ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs (as the CLI).
+   * @param {string} [options.namespace] Namespace. Else $OFFLOADFS_NAMESPACE,
+   *   else "default". The mount must show the same namespace (-o namespace=NS).
+   * @param {string} [options.mount] Absolute path where offloadfs mounts the
+   *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
+   * @param {string} [options.agentlink] Path of the agentlink CLI; default
+   *   "agentlink" on the PATH.
+   * @throws {Error} naming the option when a namespace breaks the key rules
+   *   or the mount is not an absolute path.
+   */
+  constructor(options = {}) {
+    const env = process.env;
+    const pick = (flag, name) => (flag !== undefined && flag !== null && flag !== "" ? String(flag)
+      : env[name] ? env[name] : undefined);
+    const store = pick(options.store, "OFFLOADFS_STORE") ??
+      (process.getuid?.() === 0 ? "/var/lib/offloadfs"
+        : path.join(env.XDG_STATE_HOME || path.join(os.homedir(), ".local/state"), "offloadfs"));
+    this.#store = path.resolve(store);
+    this.#namespace = pick(options.namespace, "OFFLOADFS_NAMESPACE") ?? "default";
+    this.#mount = pick(options.mount, "OFFLOADFS_MOUNT") ?? "/large_tool_results";
+    this.#cli = options.agentlink ? String(options.agentlink) : "agentlink";
+    const bad = keyRuleBroken(this.#namespace);
+    if (bad) throw new Error(`OffloadBackend: namespace '${this.#namespace}' ${bad}`);
+    if (!path.isAbsolute(this.#mount)) {
+      throw new Error(`OffloadBackend: mount '${this.#mount}' is not an absolute path`);
+    }
+    this.#mount = path.resolve(this.#mount);
+  }
+
+  /** The store directory this backend writes to (absolute). */
+  get store() { return this.#store; }
+  /** The namespace inside the store. */
+  get namespace() { return this.#namespace; }
+  /** The mount path the reads come from when an offloadfs mount is up there. */
+  get mount() { return this.#mount; }
+  /** The agentlink CLI this backend runs. */
+  get agentlink() { return this.#cli; }
+
+  // ---- the protocol ------------------------------------------------------
+
+  /**
+   * Lists the results directly in a directory of the route (non-recursive).
+   * Names with a '/' (written by a model's write_file, never by deepagents'
+   * eviction) show as directories, with a trailing '/' and is_dir true.
+   *
+   * @param {string} dirPath Absolute directory path within the route ("/").
+   * @returns {Promise<{files?: Array<{path: string, is_dir?: boolean, size?: number,
+   *   modified_at?: string}>, error?: string}>} The entries, sorted by path; an
+   *   error only when the store cannot be read.
+   */
+  async ls(dirPath = "/") {
+    const listed = await this.#list();
+    if (listed.error) return { error: `Error listing '${dirPath}': ${listed.error}` };
+    const prefix = dirPrefix(dirPath);
+    const files = [];
+    const dirs = new Set();
+    for (const e of listed.entries) {
+      if (!e.name.startsWith(prefix)) continue;
+      const rest = e.name.slice(prefix.length);
+      const slash = rest.indexOf("/");
+      if (slash !== -1) { dirs.add(`/${prefix}${rest.slice(0, slash)}/`); continue; }
+      files.push(this.#info(e));
+    }
+    for (const d of dirs) files.push({ path: d, is_dir: true, size: 0, modified_at: "" });
+    files.sort((a, b) => a.path.localeCompare(b.path));
+    return { files };
+  }
+
+  /**
+   * Reads a result, paginated by lines as deepagents' own backends do.
+   *
+   * @param {string} filePath Absolute path within the route ("/call_1.txt").
+   * @param {number} [offset=0] First line to return, 0-based.
+   * @param {number} [limit=500] Most lines to return.
+   * @returns {Promise<{content?: string | Uint8Array, mimeType?: string,
+   *   totalLines?: number, startLine?: number, endLine?: number,
+   *   nextOffset?: number, error?: string}>} The lines, or an error that says
+   *   whether the result was evicted (when, why, run the tool again), never
+   *   written, or the store is unavailable.
+   */
+  async read(filePath, offset = 0, limit = 500) {
+    const got = await this.#readBytes(filePath, "reading");
+    if (got.error) return { error: got.error };
+    const mimeType = mimeOf(nameOf(filePath));
+    if (isBinaryName(nameOf(filePath))) return { content: new Uint8Array(got.bytes), mimeType };
+    const text = got.bytes.toString("utf8");
+    if (text.trim() === "") return { content: EMPTY_CONTENT_WARNING, mimeType };
+    const off = Number.isFinite(offset) ? Math.max(0, Math.floor(offset)) : 0;
+    const lim = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
+    const lines = text.split("\n");
+    const totalLines = lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
+    if (off >= totalLines) {
+      return { error: `Line offset ${off} exceeds file length (${totalLines} lines)` };
+    }
+    const selected = lines.slice(off, Math.min(off + lim, lines.length));
+    if (selected.length === 0 || lim === 0) return { content: selected.join("\n"), mimeType };
+    const end = Math.min(off + lim, totalLines);
+    return {
+      content: selected.join("\n"),
+      mimeType,
+      totalLines,
+      startLine: off + 1,
+      endLine: end,
+      nextOffset: end < totalLines ? end : undefined,
+    };
+  }
+
+  /**
+   * Reads a whole result as deepagents FileData (v2).
+   *
+   * @param {string} filePath Absolute path within the route.
+   * @returns {Promise<{data?: {content: string | Uint8Array, mimeType: string,
+   *   created_at: string, modified_at: string}, error?: string}>} created_at and
+   *   modified_at are both the time the result was stored.
+   */
+  async readRaw(filePath) {
+    const got = await this.#readBytes(filePath, "reading", true);
+    if (got.error) return { error: got.error };
+    const name = nameOf(filePath);
+    const when = got.mtime.toISOString();
+    return {
+      data: {
+        content: isBinaryName(name) ? new Uint8Array(got.bytes) : got.bytes.toString("utf8"),
+        mimeType: mimeOf(name),
+        created_at: when,
+        modified_at: when,
+      },
+    };
+  }
+
+  /**
+   * Stores CONTENT under the file's name (a rerun of the same tool call
+   * replaces it), through `agentlink put`. The store evicts its oldest
+   * results to stay under max_total_bytes, and cuts a result longer than
+   * max_result_bytes to its head and tail with a marked gap.
+   *
+   * @param {string} filePath Absolute path within the route ("/call_1.txt").
+   * @param {string} content The text (base64 for binary types such as .png,
+   *   as deepagents sends them).
+   * @returns {Promise<{path?: string, filesUpdate?: null, metadata?: object,
+   *   error?: string}>} On failure an error, which deepagents' eviction turns
+   *   into "the result could not be saved"; nothing is lost silently.
+   */
+  async write(filePath, content) {
+    const name = nameOf(filePath);
+    if (name === "" || name.endsWith("/")) {
+      return { error: `Error writing file '${filePath}': not a file name` };
+    }
+    const bytes = isBinaryName(name) ? Buffer.from(String(content), "base64")
+      : Buffer.from(String(content ?? ""), "utf8");
+    const put = await this.#put(name, bytes);
+    if (put.error) return { error: `Error writing file '${filePath}': ${put.error}` };
+    return { path: filePath, filesUpdate: null, metadata: { offloadfs: put.mountPath } };
+  }
+
+  /**
+   * Results are read-only: always answers an error saying so.
+   *
+   * @param {string} filePath Absolute path within the route.
+   * @returns {Promise<{error: string}>}
+   */
+  async edit(filePath, _oldString, _newString, _replaceAll = false) {
+    return {
+      error: `Error: '${filePath}' is read-only: a stored tool result is kept exactly as ` +
+        "the tool returned it and cannot be edited. Read it, then write what you need to a " +
+        "file outside this directory and edit that.",
+    };
+  }
+
+  /**
+   * Searches the results for a literal text (not a regular expression).
+   *
+   * @param {string} pattern Literal text.
+   * @param {string | null} [dirPath="/"] A directory within the route, or one
+   *   result's path.
+   * @param {string | null} [glob=null] Only results whose file name matches.
+   * @param {number | null} [maxCount=null] Most matches to return; more sets
+   *   `truncated`.
+   * @returns {Promise<{matches?: Array<{path: string, line: number, text: string}>,
+   *   truncated?: boolean, error?: string}>} Matches in path order, 1-based
+   *   line numbers; an error when the one result searched was evicted or the
+   *   store cannot be read.
+   */
+  async grep(pattern, dirPath = "/", glob = null, maxCount = null) {
+    const listed = await this.#list();
+    if (listed.error) return { error: `Error searching '${dirPath || "/"}': ${listed.error}` };
+    const exact = nameOf(dirPath);
+    let targets = listed.entries.filter((e) => e.name === exact);
+    if (targets.length === 0) {
+      const prefix = dirPrefix(dirPath);
+      targets = listed.entries.filter((e) => e.name.startsWith(prefix));
+      if (targets.length === 0 && exact !== "" && !exact.endsWith("/")) {
+        // One result named, and it is not live: say why when it was evicted.
+        const got = await this.#readBytes(`/${exact}`, "searching");
+        if (got.error && got.evicted) return { error: got.error };
+      }
+    }
+    if (glob) {
+      const re = globToRegExp(glob);
+      targets = targets.filter((e) => re.test(e.name.slice(e.name.lastIndexOf("/") + 1)));
+    }
+    targets.sort((a, b) => a.name.localeCompare(b.name));
+    const cap = maxCount === null || maxCount === undefined ? Infinity : maxCount;
+    const matches = [];
+    let truncated = false;
+    outer: for (const e of targets) {
+      if (isBinaryName(e.name)) continue;
+      const got = await this.#readBytes(`/${e.name}`, "searching");
+      if (got.error) {
+        if (got.evicted || got.missing) continue; // evicted since the listing
+        return { error: got.error };
+      }
+      const lines = got.bytes.toString("utf8").split("\n");
+      for (let i = 0; i < lines.length; i++) {
+        if (!lines[i].includes(pattern)) continue;
+        if (matches.length >= cap) { truncated = true; break outer; }
+        matches.push({ path: `/${e.name}`, line: i + 1, text: lines[i] });
+      }
+    }
+    return truncated ? { matches, truncated } : { matches };
+  }
+
+  /**
+   * Finds results whose path (relative to SEARCHPATH) matches a glob
+   * pattern: `*`, `**`, `?`, `{a,b}`, `[...]`; dot files match too.
+   *
+   * @param {string} pattern Glob pattern, e.g. "*.txt" or "**\/call_*".
+   * @param {string} [searchPath="/"] Directory within the route.
+   * @returns {Promise<{files?: Array<{path: string, is_dir?: boolean, size?: number,
+   *   modified_at?: string}>, error?: string}>} Sorted by path.
+   */
+  async glob(pattern, searchPath = "/") {
+    const listed = await this.#list();
+    if (listed.error) return { error: `Error finding files in '${searchPath}': ${listed.error}` };
+    const prefix = dirPrefix(searchPath);
+    const re = globToRegExp(String(pattern).replace(/^\/+/, ""));
+    const files = listed.entries
+      .filter((e) => e.name.startsWith(prefix) && re.test(e.name.slice(prefix.length)))
+      .map((e) => this.#info(e));
+    files.sort((a, b) => a.path.localeCompare(b.path));
+    return { files };
+  }
+
+  /**
+   * Stores each [path, bytes] pair as write() does (bytes as they are).
+   *
+   * @param {Array<[string, Uint8Array]>} files
+   * @returns {Promise<Array<{path: string, error: "file_not_found" |
+   *   "permission_denied" | "is_directory" | "invalid_path" | null}>>}
+   *   "invalid_path" for a name that is no file name or a store that refused
+   *   the write.
+   */
+  async uploadFiles(files) {
+    const out = [];
+    for (const [filePath, content] of files) {
+      const name = nameOf(filePath);
+      if (name === "" || name.endsWith("/")) { out.push({ path: filePath, error: "is_directory" }); continue; }
+      const put = await this.#put(name, Buffer.from(content.buffer, content.byteOffset, content.byteLength));
+      out.push({ path: filePath, error: put.error ? "invalid_path" : null });
+    }
+    return out;
+  }
+
+  /**
+   * Returns the stored bytes of each path.
+   *
+   * @param {string[]} paths
+   * @returns {Promise<Array<{path: string, content: Uint8Array | null,
+   *   error: "file_not_found" | "permission_denied" | "is_directory" |
+   *   "invalid_path" | null}>>} "file_not_found" for a never-written or
+   *   evicted result.
+   */
+  async downloadFiles(paths) {
+    const out = [];
+    for (const filePath of paths) {
+      const got = await this.#readBytes(filePath, "reading");
+      if (got.error) {
+        out.push({ path: filePath, content: null, error: got.missing || got.evicted ? "file_not_found" : "invalid_path" });
+      } else out.push({ path: filePath, content: new Uint8Array(got.bytes), error: null });
+    }
+    return out;
+  }
+
+  // ---- store and mount -----------------------------------------------------
+
+  #info(e) {
+    return { path: `/${e.name}`, is_dir: false, size: e.size, modified_at: e.mtime.toISOString() };
+  }
+
+  #cliArgs(...rest) {
+    return ["--store", this.#store, "--namespace", this.#namespace, "--mount", this.#mount, ...rest];
+  }
+
+  /** Why a CLI run failed, in words a model can act on. */
+  #cliFailure(r) {
+    if (r.spawnError) {
+      return r.spawnError.code === "ENOENT"
+        ? `the offloadfs store is unavailable: the agentlink CLI '${this.#cli}' was not found ` +
+          "(install offloadfs, or pass OffloadBackend the agentlink option)"
+        : `the offloadfs store is unavailable: cannot run '${this.#cli}': ${r.spawnError.message}`;
+    }
+    if (r.signal) return `the offloadfs store is unavailable: agentlink was killed (${r.signal})`;
+    return `the offloadfs store is unavailable: ${r.stderr || `agentlink exited with status ${r.code}`}`;
+  }
+
+  /** The store key of NAME: NAME itself when it is a valid key, else `agentlink key NAME`. */
+  async #keyOf(name) {
+    if (keyRuleBroken(name) === null) return { key: name };
+    const cached = this.#keys.get(name);
+    if (cached) return { key: cached };
+    if (name.includes("\0")) return { error: "the name contains a NUL character" };
+    const r = await runCli(this.#cli, ["key", "--", name]);
+    if (r.code !== 0) return { error: this.#cliFailure(r) };
+    const key = r.stdout.toString("utf8").replace(/\n$/, "");
+    if (this.#keys.size >= KEY_CACHE_MAX) this.#keys.clear();
+    this.#keys.set(name, key);
+    return { key };
+  }
+
+  /** `agentlink put` of BYTES under NAME's key. Resolves { mountPath } or { error }. */
+  async #put(name, bytes) {
+    const k = await this.#keyOf(name);
+    if (k.error) return k;
+    const named = `${NAMED_TOOL_PREFIX}${name}`;
+    const tool = k.key !== name && isToolName(named) ? named : TOOL;
+    const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
+    if (r.code !== 0) return { error: this.#cliFailure(r) };
+    return { mountPath: r.stdout.toString("utf8").trim() };
+  }
+
+  /**
+   * Is an offloadfs mount of this store up at the mount path? Read from
+   * /proc/self/mountinfo on every call (a mount comes and goes): the last
+   * mount at that path must be a FUSE offloadfs mount whose source (fsname,
+   * the store's real path unless -o fsname said otherwise) is this store.
+   */
+  async #mountUp() {
+    // Synchronous on purpose: /proc and realpath answer from memory, and
+    // fs.promises.readFile of a /proc file costs ten times more (0.6 ms).
+    let text;
+    try {
+      text = readFileSync("/proc/self/mountinfo", "utf8");
+    } catch {
+      return false;
+    }
+    let where = this.#mount;
+    try {
+      where = path.join(realpathSync(path.dirname(this.#mount)), path.basename(this.#mount));
+    } catch { /* the parent is missing: nothing is mounted there */ }
+    let store = this.#store;
+    try { store = realpathSync(this.#store); } catch { /* not created yet */ }
+    let up = false;
+    for (const line of text.split("\n")) {
+      const f = line.split(" ");
+      if (f.length < 10 || unescapeMountinfo(f[4]) !== where) continue;
+      const dash = f.indexOf("-", 6);
+      if (dash === -1) continue;
+      const fstype = f[dash + 1];
+      const source = unescapeMountinfo(f[dash + 2] ?? "");
+      up = (fstype === "fuse.offloadfs" || (fstype.startsWith("fuse") && source === store)) &&
+        (!source.startsWith("/") || source === store);
+    }
+    return up;
+  }
+
+  /**
+   * Every live result: { entries: [{ name, key, size, mtime }] } or { error }.
+   * From the mount when it is up (tools through the CLI only when a derived
+   * key needs its name back), else from `agentlink ls --json`.
+   */
+  async #list() {
+    if (await this.#mountUp()) {
+      let dirents;
+      try {
+        dirents = await fsp.readdir(this.#mount);
+      } catch (e) {
+        return { error: `the offloadfs mount ${this.#mount} cannot be read: ${e.message}` };
+      }
+      const stats = await Promise.all(dirents.map(async (key) => {
+        try {
+          const st = await fsp.stat(path.join(this.#mount, key));
+          return { name: key, key, size: st.size, mtime: st.mtime };
+        } catch {
+          return null; // evicted or replaced since readdir
+        }
+      }));
+      const entries = stats.filter(Boolean);
+      if (entries.some((e) => DERIVED_KEY.test(e.key))) {
+        const tools = await this.#cliList();
+        if (tools.error) return tools;
+        const byKey = new Map(tools.entries.map((e) => [e.key, e.name]));
+        for (const e of entries) e.name = byKey.get(e.key) ?? e.key;
+      }
+      return { entries };
+    }
+    return this.#cliList();
+  }
+
+  async #cliList() {
+    const r = await runCli(this.#cli, this.#cliArgs("--json", "ls"));
+    if (noStore(r)) return { entries: [] };
+    if (r.code !== 0) return { error: this.#cliFailure(r) };
+    let rows;
+    try {
+      rows = JSON.parse(r.stdout.toString("utf8"));
+    } catch (e) {
+      return { error: `the offloadfs store is unavailable: agentlink ls printed no JSON (${e.message})` };
+    }
+    return {
+      entries: rows.map((row) => ({
+        name: typeof row.tool === "string" && row.tool.startsWith(NAMED_TOOL_PREFIX) &&
+          DERIVED_KEY.test(row.key) ? row.tool.slice(NAMED_TOOL_PREFIX.length) : row.key,
+        key: row.key,
+        size: row.size,
+        mtime: new Date(row.created),
+      })),
+    };
+  }
+
+  /**
+   * The bytes of one result: { bytes, mtime } or { error, evicted?, missing? }.
+   * VERB ("reading", "searching") goes into the error text; WANTTIME asks
+   * for the write time when reading through the CLI.
+   */
+  async #readBytes(filePath, verb, wantTime = false) {
+    const name = nameOf(filePath);
+    if (name === "" || name.endsWith("/")) return { error: `File '${filePath}' not found`, missing: true };
+    const k = await this.#keyOf(name);
+    if (k.error) return { error: `Error ${verb} file '${filePath}': ${k.error}` };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await this.#mountUp()) {
+        let fh;
+        try {
+          fh = await fsp.open(path.join(this.#mount, k.key), "r");
+          const st = await fh.stat();
+          const bytes = await fh.readFile();
+          return { bytes, mtime: st.mtime };
+        } catch (e) {
+          if (e.code === "ENOENT") return this.#missing(filePath, k.key);
+          if (e.code !== "ENODATA") {
+            return { error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}` };
+          }
+        } finally {
+          await fh?.close().catch(() => {});
+        }
+      } else {
+        const r = await runCli(this.#cli, this.#cliArgs("get", "--", k.key));
+        if (r.code === 3 || noStore(r)) return this.#missing(filePath, k.key);
+        if (r.code !== 0 && r.code !== 4) return { error: `Error ${verb} file '${filePath}': ${this.#cliFailure(r)}` };
+        if (r.code === 0) {
+          let mtime = new Date();
+          if (wantTime) {
+            const s = await this.#stat(k.key);
+            if (s.row?.created) mtime = new Date(s.row.created);
+          }
+          return { bytes: r.stdout, mtime };
+        }
+      }
+      // ENODATA or exit 4: evicted or removed; the CLI says when and why.
+      const s = await this.#stat(k.key);
+      if (s.evicted) return this.#evicted(filePath, k.key, s.row);
+      if (s.missing) return this.#missing(filePath, k.key);
+      if (s.error) return this.#evicted(filePath, k.key, null, s.error);
+      // Live again: rewritten between the two calls; read once more.
+    }
+    return { error: `Error ${verb} file '${filePath}': it was replaced while being read; read it again` };
+  }
+
+  /** `agentlink stat --json KEY`: { row, evicted?, missing? } or { error }. */
+  async #stat(key) {
+    const r = await runCli(this.#cli, this.#cliArgs("--json", "stat", "--", key));
+    if (r.code === 3 || noStore(r)) return { missing: true };
+    if (r.code !== 0 && r.code !== 4) return { error: this.#cliFailure(r) };
+    try {
+      const row = JSON.parse(r.stdout.toString("utf8"));
+      return { row, evicted: r.code === 4 };
+    } catch (e) {
+      return { error: `the offloadfs store is unavailable: agentlink stat printed no JSON (${e.message})` };
+    }
+  }
+
+  #where(key) {
+    return path.join(this.#mount, key);
+  }
+
+  #missing(filePath, key) {
+    return {
+      missing: true,
+      error: `File '${filePath}' not found: no result was ever stored under that name ` +
+        `(offloadfs store ${this.#store}, namespace '${this.#namespace}', ${this.#where(key)})`,
+    };
+  }
+
+  /** ROW: stat's JSON (when, why); null when stat failed, with DETAIL saying why. */
+  #evicted(filePath, key, row, detail) {
+    const why = row?.reason === "removed" ? "removed with agentlink rm or drop-referenced"
+      : "to keep the store under its size bound, max_total_bytes";
+    const when = row ? ` at ${row.evicted_at} (${why})` : ` (when and why unknown: ${detail})`;
+    return {
+      evicted: true,
+      error: `File '${filePath}' (${this.#where(key)}) was evicted from the offloadfs store${when}: ` +
+        "its content is gone. Run the tool that produced it again to get the result.",
+    };
+  }
+}
+
+export default OffloadBackend;

@@ -1,0 +1,34 @@
+/* codec.c -- the compression setting of later writes (the "codec" record;
+ * the frames themselves are frame.c's). */
+#include "store/store_int.h"
+
+#include <errno.h>
+
+int store_compression_get(store *st, unsigned *out)
+{
+    rec_state s;
+    tx t;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = state_load(&t, &s);
+    tx_abort(&t);
+    if (!rc)
+        *out = s.compression;
+    return rc;
+}
+
+int store_compression_set(store *st, unsigned compression)
+{
+    rec_state s;
+    tx t;
+    int rc;
+    if (compression != STORE_COMPRESS_NONE && compression != STORE_COMPRESS_ZSTD)
+        return EINVAL;
+    if ((rc = tx_begin(st, 1, &t)))
+        return rc;
+    if ((rc = state_load(&t, &s)) || s.compression == compression)
+        return tx_end(&t, rc);
+    s.compression = compression;
+    return tx_end(&t, state_save(&t, &s));
+}

@@ -1,0 +1,167 @@
+/* store_int.h -- internal: what the store's .c files share. Not installed;
+ * store/store.h is the one public header.
+ *
+ * Why the store is shaped this way:
+ * - Values are split into chunks of one page minus its header, each an LMDB
+ *   overflow value of exactly one page. Freed single pages are reusable
+ *   anywhere, so churn does not fragment the file the way multi-page
+ *   overflow runs do.
+ * - Versions come from one counter and are never reused, so the "ver"
+ *   database in key order is the write order: eviction takes its first row.
+ *   A reader holding a version either finds that version's chunks or none.
+ * - Every change appends a row to "log" so the daemon can invalidate exactly
+ *   what changed; the log is trimmed to its newest LOG_KEEP rows.
+ * - One LMDB environment per directory per process (LMDB forbids opening one
+ *   twice); handles share it through a small refcounted registry.
+ *
+ * The files, one concern each:
+ *   txn.c     errors, transactions, the state record, names, entry records
+ *   open.c    opening and closing: directory, environment, databases
+ *   limits.c  the limits and store-wide figures
+ *   write.c   store_put(), store_remove(): chunks written behind CRC-32C
+ *   evict.c   dropping versions, evicting the oldest to keep the bound
+ *   tomb.c    tombstones of evicted and removed names
+ *   read.c    lookups and reads, CRC-checked
+ *   list.c    listing a namespace
+ *   changes.c the change log
+ *   codec.c   the compression setting; frame.c/frame.h the frames;
+ *   zpool.c   decoders and buffers reused by reads of compressed values
+ * and, apart: record.c (record layouts), verify.c (the page check),
+ * lockmark.c (watching lock.mdb), name.c (the name rules), crc.c.
+ */
+#ifndef OFFLOADFS_STORE_INT_H
+#define OFFLOADFS_STORE_INT_H
+
+#include "store/store.h"
+#include "store/record.h"
+#include "store/verify.h"
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Internal symbols stay out of libagentlink.so's exports. */
+#pragma GCC visibility push(hidden)
+
+#define LOG_KEEP 200000u
+#define LIST_BATCH 256u
+#define MAP_SLACK (1ull << 30)
+#define NAME_BUF (2 * STORE_NAME_MAX + 1)
+
+enum { DB_META, DB_LIVE, DB_VER, DB_DATA, DB_TOMB, DB_TOMBQ, DB_LOG, DB_COUNT };
+extern const char *const db_names[DB_COUNT];
+
+/* What one read of a compressed value needs (zpool.c). */
+struct zscratch {
+    void *dctx;           /* a zstd decoder */
+    unsigned char *frame; /* a frame's stored bytes, then a frame decoded */
+    size_t frame_cap;
+    unsigned char *out;   /* decoded bytes for store_read_iov()'s callback */
+    size_t out_cap;
+    struct zscratch *next;
+};
+
+/* One open LMDB environment, shared by every handle on the same directory. */
+struct shared_env {
+    dev_t dev;
+    ino_t ino;
+    pid_t pid; /* the process that opened it: a forked child must not share it */
+    MDB_env *env;
+    MDB_dbi dbi[DB_COUNT];
+    unsigned flags;
+    uint64_t chunk; /* bytes per data chunk, fixed at creation */
+    size_t psize;   /* LMDB page size */
+    const void *base; /* where LMDB maps data.mdb (verify_map_base), or NULL */
+    size_t mapsize;   /* and how much */
+    int refs;
+    pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
+    pthread_mutex_t zlock;   /* guards zfree */
+    struct zscratch *zfree;  /* idle decode sets (zpool.c) */
+    struct shared_env *next;
+};
+
+struct store {
+    struct shared_env *se;
+    char *path;
+};
+
+/* ---- txn.c ------------------------------------------------------------ */
+
+/* An LMDB result (or one of ours, passed through) as a store code. */
+int map_err(int rc);
+/* CLOCK_REALTIME in ns. */
+uint64_t now_ns(void);
+
+typedef struct tx {
+    struct shared_env *se;
+    MDB_txn *txn;
+} tx;
+
+/* Learns where LMDB maps the file (no transaction of ours open). */
+void map_base_find(struct shared_env *se);
+/* Begins a transaction (WRITE: a write one) holding the resize lock shared;
+ * adopts a map grown by another process. STORE_ERDONLY on a read-only store. */
+int tx_begin(store *st, int write, tx *t);
+void tx_abort(tx *t);
+/* Ends T: commits when RC is 0, aborts otherwise. Returns the final code. */
+int tx_end(tx *t, int rc);
+
+MDB_dbi db(const tx *t, int which);
+/* mdb_get/put/del on database WHICH; not found is STORE_ENOTFOUND. */
+int db_get(const tx *t, int which, const void *k, size_t klen, MDB_val *v);
+int db_put(const tx *t, int which, const void *k, size_t klen, const void *v,
+           size_t vlen, unsigned flags);
+int db_del(const tx *t, int which, const void *k, size_t klen);
+
+/* The state record; a missing one is STORE_ENOSTORE. */
+int state_load(const tx *t, rec_state *s);
+int state_save(const tx *t, const rec_state *s);
+
+/* Builds ns \0 key into OUT (NAME_BUF bytes) after checking both parts. */
+int name_make(const char *ns, const char *key, char *out, size_t *len);
+/* The live entry of NAME; STORE_ENOTFOUND when it has none. */
+int entry_load(const tx *t, const char *name, size_t len, store_entry *e);
+/* The key of chunk IDX of VERSION (12 bytes). */
+void data_key(unsigned char *k, uint64_t version, uint32_t idx);
+
+/* ---- tomb.c ----------------------------------------------------------- */
+
+/* Drops the tombstone of NAME, if any. */
+int tomb_clear(const tx *t, rec_state *s, const char *name, size_t len);
+/* Expires the oldest tombstones until at most max_tombs remain. */
+int tomb_trim(const tx *t, rec_state *s);
+/* Records NAME's VERSION as dropped for REASON (then trims). */
+int tomb_add(const tx *t, rec_state *s, const char *name, size_t len,
+             uint64_t version, int reason);
+
+/* ---- evict.c ---------------------------------------------------------- */
+
+/* Drops the live entry NAME (whose record is E) and accounts for it. */
+int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
+               const store_entry *e);
+/* Evicts the oldest entries until NEED more bytes fit the bound; adds the
+ * count to *COUNT (may be NULL). */
+int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count);
+
+/* ---- zpool.c ---------------------------------------------------------- */
+
+/* Takes an idle decode set of SE, or makes one; NULL when out of memory.
+ * Give it back with zpool_put(). */
+struct zscratch *zpool_get(struct shared_env *se);
+void zpool_put(struct shared_env *se, struct zscratch *z);
+/* Frees the idle sets (the environment is closing). */
+void zpool_free(struct shared_env *se);
+/* Grow Z's frame or out buffer to NEED bytes: 0 or ENOMEM. */
+int zscratch_frame(struct zscratch *z, size_t need);
+int zscratch_out(struct zscratch *z, size_t need);
+
+/* ---- changes.c -------------------------------------------------------- */
+
+/* Appends a change of NAME to the log (next generation) and trims it. */
+int log_change(const tx *t, rec_state *s, const char *name, size_t len,
+               uint64_t old_version, uint64_t new_version);
+
+#pragma GCC visibility pop
+
+#endif
