@@ -360,6 +360,8 @@ case_ryw() {
     metric "put of 4 KiB (library, STORE_NOSYNC), four daemons" "$(median "${p4[@]}") us" - -
     metric "put while one of four daemons is SIGSTOPped (bound: 200 ms)" "$(median "${st[@]}") us" "< 1 s" "$(meets "$(median "${st[@]}")" 1000000)"
     row "replace-then-read 4 KiB: put+open+read+close through the mount vs file rewrite+read" us "$(median "${ro[@]}")" "$(median "${rt[@]}")" "$(median "${rd[@]}")" - -
+}
+
 # ---- 8. compression ----------------------------------------------------------
 # On real text collected from this machine (scripts/bench/corpus.sh: C
 # headers, package docs, dpkg's database, logs), a store compressing with
