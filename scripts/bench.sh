@@ -350,7 +350,11 @@ case_ryw() {
         kill -STOP "${pids[0]}"
         st+=("$("$RP" putlat "$s" 5 | cut -d' ' -f1)")
         kill -CONT "${pids[0]}"
-        for m in 2 3 4; do fusermount3 -u "$W/ryw-m$m"; done
+        # The daemon just continued is catching up (its prefetch stat of the
+        # writes it missed can make this unmount EBUSY): retry.
+        for m in 2 3 4; do
+            for _ in $(seq 100); do fusermount3 -u "$W/ryw-m$m" 2>/dev/null && break; sleep 0.02; done
+        done
         wait "${pids[@]}"
         umount_store
     done
