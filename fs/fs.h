@@ -35,9 +35,8 @@
  *   invalidations take the kernel's directory lock, and it looks new names
  *   up through the mount for the prefetcher) and the prefetcher (it pushes
  *   pages the kernel may be reading). Both can wait for an answer from this
- *   daemon, so shutdown
- *   first tells them to stop, then keeps answering requests until they have
- *   (drain() in main.c), and only then joins them.
+ *   daemon, so shutdown first tells them to stop, then keeps answering
+ *   requests until they have (drain() in main.c), and only then joins them.
  *
  * What the mount shows (beyond the contract)
  * ==========================================
