@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentlink/mcp.h" /* mcp-proxy, in cli_mcp.c */
+
 enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 
 static const char usage_text[] =
@@ -53,6 +55,9 @@ static const char usage_text[] =
     "                        move a directory of spilled result files (one file\n"
     "                        per result, key = file name) into the store; --keep\n"
     "                        leaves the originals in place\n"
+    "  mcp-proxy [--no-read-tool] -- COMMAND [ARG...]\n"
+    "                        relay an MCP stdio server, offloading large tool\n"
+    "                        results (agentlink mcp-proxy --help)\n"
     "\n"
     "Options:\n"
     "  --store DIR           store directory (else $OFFLOADFS_STORE, else\n"
@@ -1503,6 +1508,8 @@ int main(int argc, char **argv)
     const cmd *c = NULL;
     int ch, nargs;
 
+    if (cli_mcp_wanted(argc, argv)) /* its own options and the server's argv */
+        return cli_mcp_main(argc, argv);
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
         switch (ch) {

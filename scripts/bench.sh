@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress"
+#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 set -euo pipefail
@@ -19,7 +19,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress}
+CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 for p in "$AL" "$OFS" "$BT"; do
@@ -466,6 +466,17 @@ case_deepagents() {
         esac
     done <<<"$out"
     rm -rf "$S" "$TMPFS/da" "$DISK/da"
+}
+
+# ---- agentlink mcp-proxy ---------------------------------------------------
+# scripts/bench_mcp.sh: a real MCP client and server, directly and through
+# the proxy (small-call latency, offloading 1 MB and 50 MB, peak memory).
+case_mcp() {
+    local out w v b m
+    if ! out=$(scripts/bench_mcp.sh); then
+        metric "mcp-proxy benchmark" "failed (its error is above)" - "**no**"; return 0
+    fi
+    while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
 }
 
 START=$EPOCHSECONDS

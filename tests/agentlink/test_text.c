@@ -69,6 +69,40 @@ static void text_info_should_count_each_invalid_byte_as_one_char(void **state)
     assert_int_equal(t.invalid_bytes, 3);
 }
 
+/* The word-at-a-time path: every mix of '\n', ASCII and UTF-8 at every
+ * alignment, against a byte-by-byte count. */
+static void text_info_should_count_the_same_at_any_alignment(void **state)
+{
+    static const char *const pieces[] = {"\n", "a", "\xc3\xa9", "\xff", "\n\n", "abcdefgh"};
+    char buf[256];
+    (void)state;
+    srand(7);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 0, off = (size_t)(rand() % 8);
+        uint64_t lines = 0, chars = 0, invalid = 0;
+        al_textinfo t;
+        while (n < 120) {
+            const char *p = pieces[rand() % 6];
+            for (const char *c = p; *c; c++)
+                buf[off + n++] = *c;
+            if (p[0] == '\xc3')
+                chars += 1;
+            else if (p[0] == '\xff')
+                chars += 1, invalid += 1;
+            else
+                chars += strlen(p);
+            for (const char *c = p; *c; c++)
+                lines += *c == '\n';
+        }
+        if (buf[off + n - 1] != '\n')
+            lines++;
+        al_text_info(buf + off, n, &t);
+        assert_int_equal(t.lines, lines);
+        assert_int_equal(t.chars, chars);
+        assert_int_equal(t.invalid_bytes, invalid);
+    }
+}
+
 static void cut_should_leave_results_within_the_bound_alone(void **state)
 {
     void *out = (void *)1;
@@ -191,6 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_info_should_count_code_points_and_lines),
         cmocka_unit_test(text_info_should_count_each_invalid_byte_as_one_char),
+        cmocka_unit_test(text_info_should_count_the_same_at_any_alignment),
         cmocka_unit_test(cut_should_leave_results_within_the_bound_alone),
         cmocka_unit_test(cut_should_keep_head_and_tail_with_one_marker),
         cmocka_unit_test(cut_should_never_exceed_the_bound),

@@ -1,0 +1,163 @@
+/* cli_mcp.c -- "agentlink mcp-proxy": the command line of the MCP proxy.
+ *
+ *   agentlink [--store DIR] ... mcp-proxy [--store DIR] [--namespace NS]
+ *       [--mount DIR] [--config FILE] [--no-read-tool] -- COMMAND [ARG...]
+ *
+ * It parses its own options (cli.c hands over the whole command line when
+ * the command is mcp-proxy: the server's arguments must never be read as
+ * agentlink's), opens the policy and the store, and runs the relay. A
+ * store that cannot be opened does not stop the proxy: results then pass
+ * unchanged, and stderr says why. */
+#include "agentlink/mcp.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char mcp_usage[] =
+    "usage: agentlink mcp-proxy [--store DIR] [--namespace NS] [--mount DIR]\n"
+    "                           [--config FILE] [--no-read-tool] -- COMMAND [ARG...]\n"
+    "\n"
+    "Runs COMMAND, an MCP server speaking the stdio transport, and relays the MCP\n"
+    "session between this process's stdin/stdout (the client) and the server.\n"
+    "tools/call results over the offload policy go to the store; the client gets\n"
+    "the pointer text in their place. tools/list gains the tool\n"
+    "read_offloaded_result (unless --no-read-tool), answered by the proxy.\n"
+    "Exit status: the server's (128+N when signal N ended it), 127 when COMMAND\n"
+    "is not found, 126 when it cannot be run, 2 for bad usage.\n";
+
+enum { M_STORE = 256, M_NAMESPACE, M_MOUNT, M_CONFIG, M_NO_READ, M_JSON };
+
+static int mcp_usage_error(const char *what, const char *subject)
+{
+    fprintf(stderr, "agentlink: mcp-proxy: %s%s%s%s\n", what, subject ? " '" : "",
+            subject ? subject : "", subject ? "'" : "");
+    fputs("agentlink: try 'agentlink mcp-proxy --help'\n", stderr);
+    return 2;
+}
+
+int cli_mcp_wanted(int argc, char **argv)
+{
+    static const char *const with_value[] = {"--store", "--namespace", "--mount", "--config"};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return 0;
+        if (a[0] == '-') {
+            for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+                if (strcmp(a, with_value[k]) == 0)
+                    i++;
+            continue;
+        }
+        return strcmp(a, "mcp-proxy") == 0;
+    }
+    return 0;
+}
+
+int cli_mcp_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"store", required_argument, NULL, M_STORE},
+        {"namespace", required_argument, NULL, M_NAMESPACE},
+        {"mount", required_argument, NULL, M_MOUNT},
+        {"config", required_argument, NULL, M_CONFIG},
+        {"no-read-tool", no_argument, NULL, M_NO_READ},
+        {"json", no_argument, NULL, M_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *dir = NULL, *ns = NULL, *mount = NULL, *config = NULL;
+    int read_tool = 1, seen_cmd = 0, ch, rc, ex;
+    al_policy *pol = NULL;
+    al_store *h = NULL;
+    mcp_rewriter *rw = NULL;
+    char *err = NULL;
+
+    opterr = 0;
+    optind = 1;
+    /* "+": stop at the first argument that is not an option: the command
+     * name, then the server's command line. */
+    for (;;) {
+        while ((ch = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+            switch (ch) {
+            case M_STORE:
+                if (!*optarg)
+                    return mcp_usage_error("--store needs a directory, got ''", NULL);
+                dir = optarg;
+                break;
+            case M_NAMESPACE: ns = optarg; break;
+            case M_MOUNT: mount = optarg; break;
+            case M_CONFIG: config = optarg; break;
+            case M_NO_READ: read_tool = 0; break;
+            case M_JSON: break; /* a common flag: nothing to print here */
+            case 'h':
+                fputs(mcp_usage, stdout);
+                return fflush(stdout) == 0 ? 0 : 1;
+            case 'V':
+                printf("agentlink %s\n", al_version());
+                return fflush(stdout) == 0 ? 0 : 1;
+            case ':':
+                return mcp_usage_error("option needs a value:", argv[optind - 1]);
+            default:
+                return mcp_usage_error("unknown option", argv[optind - 1]);
+            }
+        }
+        if (seen_cmd || optind >= argc || strcmp(argv[optind - 1], "--") == 0)
+            break;
+        /* argv[optind] is "mcp-proxy" (cli_mcp_wanted said so). */
+        seen_cmd = 1;
+        optind++;
+    }
+    if (optind >= argc)
+        return mcp_usage_error("no server command given: agentlink mcp-proxy [OPTIONS] -- "
+                               "COMMAND [ARG...]", NULL);
+
+    rc = al_policy_load(&pol, config, &err);
+    if (rc == AL_ECONFIG) {
+        fprintf(stderr, "agentlink: mcp-proxy: %s\n", err ? err : "config refused");
+        al_free(err);
+        return 2;
+    }
+    if (rc) {
+        fprintf(stderr, "agentlink: mcp-proxy: cannot load the offload policy: %s\n",
+                al_strerror(rc));
+        return 1;
+    }
+    rc = al_store_open(&h, dir, ns, mount, pol);
+    if (al_err_is_name(rc) || rc == AL_EMOUNT) {
+        if (rc == AL_EMOUNT)
+            fprintf(stderr, "agentlink: mcp-proxy: mount '%s' is not an absolute path\n",
+                    mount ? mount : getenv("OFFLOADFS_MOUNT") ? getenv("OFFLOADFS_MOUNT")
+                                                               : al_policy_mount(pol));
+        else
+            fprintf(stderr, "agentlink: mcp-proxy: namespace '%s' %s\n",
+                    ns ? ns : getenv("OFFLOADFS_NAMESPACE") ? getenv("OFFLOADFS_NAMESPACE")
+                                                             : al_policy_namespace(pol),
+                    al_strerror(rc));
+        al_policy_free(pol);
+        return 2;
+    }
+    if (rc) {
+        const char *sdir = dir ? dir : getenv("OFFLOADFS_STORE");
+        fprintf(stderr, "agentlink: mcp-proxy: cannot open store '%s': %s; results pass "
+                "unchanged\n", sdir ? sdir : "(default)", al_strerror(rc));
+        h = NULL;
+    }
+    if ((rc = mcp_rewriter_new(&rw, h, pol, read_tool))) {
+        fprintf(stderr, "agentlink: mcp-proxy: %s\n", al_strerror(rc));
+        ex = 1;
+        goto cleanup;
+    }
+    {
+        mcp_relay_opts o = {argv + optind, rw, STDIN_FILENO, STDOUT_FILENO};
+        ex = mcp_relay_run(&o);
+    }
+cleanup:
+    mcp_rewriter_free(rw);
+    al_store_close(h);
+    al_policy_free(pol);
+    return ex;
+}

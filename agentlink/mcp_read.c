@@ -1,0 +1,273 @@
+/* mcp_read.c -- the answers of read_offloaded_result, from the store.
+ *
+ * The answer is text for a model: a header line naming the path and the
+ * lines shown, the lines as "N<TAB>TEXT", and a last line saying how to go
+ * on (the exact arguments of the next call) or that the result ends there.
+ * Its lines never take more than the budget, so the answer itself never
+ * needs offloading; a line longer than the budget is clipped and says how
+ * to read the rest of it through the mount. */
+#include "agentlink/mcp.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room kept outside the budget for the header and the last line. */
+#define READ_FRAME 512u
+/* The smallest budget of lines, whatever the policy says. */
+#define READ_MIN 256u
+
+typedef struct rq {
+    const char *path;    /* as the call gave it */
+    uint64_t offset;     /* first line, 1-based */
+    uint64_t limit;      /* lines (matching lines with a pattern) */
+    const char *pattern; /* NULL: every line */
+} rq;
+
+static int answer(al_buf *b, char **text, size_t *tlen, int *is_error, int err)
+{
+    *is_error = err;
+    return al_buf_detach(b, text, tlen);
+}
+
+/* An integer argument: absent (DEF), else a whole number >= 1. */
+static int int_arg(const cJSON *args, const char *name, uint64_t def, uint64_t *out,
+                   al_buf *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+    if (!v || cJSON_IsNull(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 9e15 ||
+        floor(v->valuedouble) != v->valuedouble) {
+        al_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least 1%s",
+                    name, strcmp(name, "offset") == 0 ? " (the first line is 1)" : "");
+        return -1;
+    }
+    *out = (uint64_t)v->valuedouble;
+    return 0;
+}
+
+/* Checks the arguments; on a refusal B holds the message. */
+static int parse_args(const cJSON *args, rq *r, al_buf *b)
+{
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
+    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(args, "pattern");
+    if (!cJSON_IsObject(args) || !cJSON_IsString(path) || !path->valuestring[0]) {
+        al_buf_adds(b, MCP_READ_TOOL " needs \"path\": the path the offloaded result's "
+                    "pointer names (or its bare key), as a string");
+        return -1;
+    }
+    r->path = path->valuestring;
+    if (int_arg(args, "offset", 1, &r->offset, b) || int_arg(args, "limit", MCP_READ_LIMIT,
+                                                             &r->limit, b))
+        return -1;
+    if (pat && !cJSON_IsNull(pat)) {
+        if (!cJSON_IsString(pat)) {
+            al_buf_adds(b, MCP_READ_TOOL ": \"pattern\" must be a string (a POSIX extended "
+                        "regular expression)");
+            return -1;
+        }
+        r->pattern = pat->valuestring[0] ? pat->valuestring : NULL;
+    }
+    return 0;
+}
+
+/* Says why KEY cannot be read (RC from al_store_get; E its entry). */
+static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, const al_entry *e)
+{
+    char when[40];
+    if (rc == AL_EEVICTED) {
+        al_time_format(e->gone_ns, when, sizeof when);
+        al_buf_addf(b, "%s is no longer available: it was %s at %s%s. Its content is gone; "
+                    "run the tool that produced it again to get the result anew.",
+                    path, e->gone_reason == AL_REASON_REMOVED ? "removed" : "evicted", when,
+                    e->gone_reason == AL_REASON_REMOVED
+                        ? " (agentlink rm or drop-referenced)"
+                        : " to keep the store under its size bound (max_total_bytes)");
+    } else if (rc == AL_ENOTFOUND || rc == AL_ENOSTORE) {
+        al_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
+                    "(namespace '%s'). Use the exact path the pointer text gave.", path,
+                    al_store_namespace(h));
+    } else {
+        al_buf_addf(b, "Cannot read %s: %s.", path, al_strerror(rc));
+    }
+}
+
+static size_t utf8_clip(const char *s, size_t n, size_t max)
+{
+    /* Back off continuation bytes so a character is never split. */
+    size_t k = n < max ? n : max;
+    while (k > 0 && k < n && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--;
+    return k;
+}
+
+/* Writes the lines of DATA (LEN bytes) the request asks for into B. */
+static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, regex_t *re,
+                      size_t budget, const char *path, uint64_t total)
+{
+    uint64_t lineno = 0, shown = 0, first = 0, last = 0;
+    size_t used = 0, pos = 0;
+    int more = 0;
+    al_buf body = {0};
+
+    while (pos < len) {
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - data) : len, ll = end - pos;
+        const char *line = data + pos;
+        lineno++;
+        pos = nl ? end + 1 : len;
+        if (lineno < r->offset)
+            continue;
+        if (re) {
+            regmatch_t m[1] = {{0, (regoff_t)ll}};
+            if (regexec(re, line, 1, m, REG_STARTEND) != 0)
+                continue;
+        }
+        if (shown == r->limit) {
+            more = 1;
+            break;
+        }
+        char num[32];
+        int nn = snprintf(num, sizeof num, "%" PRIu64 "\t", lineno);
+        size_t need = (size_t)nn + ll + 1;
+        if (shown > 0 && used + need > budget) {
+            more = 1;
+            break;
+        }
+        al_buf_add(&body, num, (size_t)nn);
+        if (used + need > budget) { /* the first line alone is too long: clip it */
+            size_t room = budget > used + (size_t)nn + 1 ? budget - used - (size_t)nn - 1 : 0;
+            size_t k = utf8_clip(line, ll, room);
+            al_buf_add(&body, line, k);
+            al_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; "
+                        "the rest: tail -c +%zu of the line, e.g. sed -n '%" PRIu64
+                        "p' %s | tail -c +%zu]\n", lineno, k, ll, k + 1, lineno, path, k + 1);
+            used = budget;
+        } else {
+            al_buf_add(&body, line, ll);
+            al_buf_addc(&body, '\n');
+            used += need;
+        }
+        if (!shown)
+            first = lineno;
+        last = lineno;
+        shown++;
+    }
+    if (!more && pos < len)
+        more = 1;
+
+    if (re && shown)
+        al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
+                    " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
+                    shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+    else if (re)
+        al_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
+                    " lines)\n", path, r->pattern, r->offset, total);
+    else if (shown)
+        al_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
+                    first, last, total, len);
+    else
+        al_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
+                    total, total == 1 ? "" : "s", r->offset);
+    al_buf_add(b, body.p, body.len);
+    al_buf_release(&body);
+    if (more && shown) {
+        al_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with {\"path\": ",
+                    re ? "matching lines may follow" : "lines follow");
+        mcp_json_string_encode(b, path, strlen(path));
+        al_buf_addf(b, ", \"offset\": %" PRIu64 ", \"limit\": %" PRIu64, last + 1, r->limit);
+        if (re) {
+            al_buf_adds(b, ", \"pattern\": ");
+            mcp_json_string_encode(b, r->pattern, strlen(r->pattern));
+        }
+        al_buf_adds(b, "} to continue]");
+    } else if (shown) {
+        al_buf_adds(b, "[end of the result]");
+    }
+    return b->failed ? ENOMEM : 0;
+}
+
+int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, char **text,
+                    size_t *tlen, int *is_error)
+{
+    cJSON *j = NULL;
+    rq r = {0};
+    al_buf b = {0};
+    char *key = NULL;
+    void *data = NULL;
+    size_t dlen = 0;
+    al_entry e;
+    al_textinfo ti;
+    regex_t re;
+    int have_re = 0, rc, err = 1;
+
+    *text = NULL;
+    budget = budget > READ_FRAME + READ_MIN ? budget - READ_FRAME : READ_MIN;
+    j = args ? cJSON_ParseWithLength(args, len) : NULL;
+    if (parse_args(j, &r, &b))
+        goto done;
+    if (!h) {
+        al_buf_addf(&b, "Cannot read %s: the proxy has no store open.", r.path);
+        goto done;
+    }
+    if (r.pattern) {
+        int c = regcomp(&re, r.pattern, REG_EXTENDED | REG_NOSUB);
+        if (c) {
+            char why[256];
+            regerror(c, &re, why, sizeof why);
+            al_buf_addf(&b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
+                        "expression: %s", why);
+            goto done;
+        }
+        have_re = 1;
+    }
+    rc = al_store_key_of(h, r.path, &key);
+    if (rc == AL_ENOTMOUNT) {
+        al_buf_addf(&b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
+                    r.path, al_store_mount(h));
+        goto done;
+    }
+    if (rc == ENOMEM) {
+        b.failed = 1;
+        goto done;
+    }
+    if (rc) {
+        al_buf_addf(&b, "%s is not an offloaded result's path: its key %s.", r.path,
+                    al_strerror(rc));
+        goto done;
+    }
+    rc = al_store_get(h, key, &data, &dlen, &e);
+    if (rc) {
+        if (rc == ENOMEM)
+            b.failed = 1;
+        say_unreadable(&b, h, r.path, rc, &e);
+        goto done;
+    }
+    al_text_info(data, dlen, &ti);
+    {
+        char *path = NULL;
+        if (al_store_path_of(h, key, &path)) {
+            b.failed = 1;
+            goto done;
+        }
+        emit_lines(&b, data, dlen, &r, have_re ? &re : NULL, budget, path, ti.lines);
+        al_free(path);
+    }
+    err = 0;
+done:
+    if (have_re)
+        regfree(&re);
+    al_free(data);
+    al_free(key);
+    cJSON_Delete(j);
+    return answer(&b, text, tlen, is_error, err);
+}

@@ -1,0 +1,554 @@
+/* mcp_relay.c -- the proxy's event loop: one poll() over the client's
+ * stdin and stdout, the server's stdin and stdout, and a signal pipe.
+ *
+ * Each direction ("side") holds the bytes read and not yet sent, and at
+ * most one message being written. A side reads only while it has nothing
+ * to send, so a peer that stops reading stops only its own direction: the
+ * loop never blocks on a write (the descriptors written to are
+ * non-blocking), and a message passed through is written straight from
+ * the bytes read, never copied. Memory is the largest line in flight (its
+ * buffer grows by a quarter at a time) plus what the rewriter needs for
+ * it. Answers of the read tool go to the client between two messages of
+ * the server, never inside one. */
+#include "agentlink/mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 65536u
+/* After a big message, a buffer over this size is given back. */
+#define KEEP_CAP (4u * CHUNK)
+/* How long output the server left open is read after it exited. */
+#define GRACE_MS 2000
+
+typedef struct side {
+    int in, out;             /* descriptors, -1 once closed */
+    int from_client;         /* which rewriter entry to use */
+    char *buf;               /* bytes read: buf[start, start + len) unsent */
+    size_t start, len, cap;
+    size_t scanned;          /* of len, bytes known to hold no '\n' */
+    int eof;                 /* IN reached its end */
+    const char *op;          /* the message being written, OLEN bytes left */
+    size_t olen;
+    char *owned;             /* OP's storage when rewritten, else NULL */
+    size_t consume;          /* bytes of buf to drop once OP is written */
+    size_t written;          /* bytes of the current message written */
+    int dead;                /* OUT failed: what comes is dropped */
+} side;
+
+typedef struct relay {
+    mcp_rewriter *rw;
+    const char *cmd;
+    side c2s, s2c;
+    al_buf answers;          /* read tool answers for the client */
+    size_t answers_off;      /* of answers, bytes written */
+    pid_t child;
+    int status, reaped;
+    int sigfd;               /* the signal pipe's read end */
+    int client_closed;       /* the client closed stdin */
+    int out_flags;           /* the client stdout's flags, restored at exit */
+} relay;
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("agentlink: mcp-proxy: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- signals -------------------------------------------------------------- */
+/* The signal pipe's write end: a handler can reach nothing else. */
+static int sig_wfd = -1;
+
+static void on_signal(int sig)
+{
+    int e = errno;
+    unsigned char c = (unsigned char)sig;
+    (void)!write(sig_wfd, &c, 1);
+    errno = e;
+}
+
+static int signals_setup(relay *r)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+    struct sigaction sa = {.sa_handler = on_signal};
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+        return errno;
+    r->sigfd = p[0];
+    sig_wfd = p[1];
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static void signals_reset(relay *r)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+    if (r->sigfd >= 0)
+        close(r->sigfd);
+    if (sig_wfd >= 0)
+        close(sig_wfd);
+    r->sigfd = sig_wfd = -1;
+}
+
+static void reap(relay *r)
+{
+    int st;
+    pid_t p;
+    if (r->reaped)
+        return;
+    while ((p = waitpid(r->child, &st, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (p == r->child) {
+        r->reaped = 1;
+        r->status = st;
+    }
+}
+
+static void signals_drain(relay *r)
+{
+    unsigned char c[64];
+    ssize_t n;
+    while ((n = read(r->sigfd, c, sizeof c)) > 0)
+        for (ssize_t i = 0; i < n; i++) {
+            if (c[i] == SIGCHLD)
+                reap(r);
+            else if (!r->reaped)
+                kill(r->child, c[i]); /* SIGINT, SIGTERM, SIGHUP: the server's to handle */
+        }
+}
+
+/* ---- the server ----------------------------------------------------------- */
+/* In the child: the pipes as stdin and stdout, signals as a new program
+ * expects them, then the server; on failure errno goes up ERRFD. Only
+ * async-signal-safe calls between fork and exec. */
+static void child_exec(int in, int out, int errfd, char *const *argv)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    sigset_t none;
+    int e;
+    if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+        goto fail;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execvp(argv[0], argv);
+fail:
+    e = errno;
+    (void)!write(errfd, &e, sizeof e);
+    _exit(127);
+}
+
+/* Starts the server. fork and exec rather than posix_spawn: the exec's
+ * errno comes back through a close-on-exec pipe everywhere (posix_spawnp
+ * reports it only on some libcs, and not under valgrind). Returns 0 or
+ * the errno of the failed start. */
+static int spawn(relay *r, char *const *argv)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1}, rc = 0, e = 0;
+    ssize_t n;
+
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+        rc = errno;
+        goto done;
+    }
+    r->child = fork();
+    if (r->child < 0) {
+        rc = errno;
+        goto done;
+    }
+    if (r->child == 0)
+        child_exec(in[0], out[1], ep[1], argv);
+    close(ep[1]);
+    ep[1] = -1;
+    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof e) { /* exec failed: the child is gone */
+        rc = e ? e : ENOEXEC;
+        while (waitpid(r->child, NULL, 0) < 0 && errno == EINTR)
+            ;
+        r->child = 0;
+        goto done;
+    }
+    r->c2s.out = in[1];
+    r->s2c.in = out[0];
+    in[1] = out[0] = -1;
+    fcntl(r->c2s.out, F_SETFL, fcntl(r->c2s.out, F_GETFL) | O_NONBLOCK);
+done:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0)
+            close(in[i]);
+        if (out[i] >= 0)
+            close(out[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+    }
+    return rc;
+}
+
+/* ---- one direction --------------------------------------------------------- */
+static void side_close_out(side *d)
+{
+    if (d->out >= 0 && d->out > STDERR_FILENO)
+        close(d->out);
+    d->out = -1;
+}
+
+/* The message in flight is done (written, or dropped). */
+static void side_done(side *d)
+{
+    d->start += d->consume;
+    d->len -= d->consume;
+    if (d->len == 0)
+        d->start = 0;
+    d->consume = 0;
+    d->op = NULL;
+    d->olen = 0;
+    d->written = 0;
+    free(d->owned);
+    d->owned = NULL;
+}
+
+/* Writes what it can of D's message. Returns 0, or -1 when OUT failed. */
+static int side_write(side *d)
+{
+    while (d->op && d->olen > 0) {
+        if (d->dead) {
+            d->olen = 0;
+            break;
+        }
+        ssize_t n = write(d->out, d->op, d->olen);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            d->dead = 1;
+            return -1;
+        }
+        d->op += n;
+        d->olen -= (size_t)n;
+        d->written += (size_t)n;
+    }
+    if (d->op)
+        side_done(d);
+    return 0;
+}
+
+/* Writes what it can of the read tool's answers to the client. */
+static void answers_write(relay *r)
+{
+    side *d = &r->s2c;
+    while (r->answers_off < r->answers.len) {
+        if (d->dead) {
+            r->answers_off = r->answers.len;
+            break;
+        }
+        ssize_t n = write(d->out, r->answers.p + r->answers_off, r->answers.len - r->answers_off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                d->dead = 1;
+            return;
+        }
+        r->answers_off += (size_t)n;
+    }
+    r->answers.len = r->answers_off = 0;
+}
+
+/* The client's output: answers between the server's messages. */
+static void client_write(relay *r)
+{
+    side *d = &r->s2c;
+    if (r->answers.len && (r->answers_off > 0 || !d->op || d->written == 0))
+        answers_write(r);
+    if (r->answers_off == 0 || r->answers.len == 0)
+        side_write(d);
+}
+
+/* Decides what to send for the line of LL bytes at the front of D (plus
+ * its newline when NL). */
+static void side_take(relay *r, side *d, size_t ll, int nl)
+{
+    char *line = d->buf + d->start;
+    mcp_verdict v;
+    int rc = d->from_client ? mcp_rewriter_client(r->rw, line, ll, &v)
+                            : mcp_rewriter_server(r->rw, line, ll, &v);
+    if (rc == ENOMEM)
+        logf_("out of memory rewriting a message of %zu bytes from the %s: passed through "
+              "unchanged", ll, d->from_client ? "client" : "server");
+    if (v.note)
+        logf_("%s", v.note);
+    d->written = 0;
+    d->scanned = 0;
+    if (v.action == MCP_REPLACE && v.text) {
+        /* Room for the newline: the text is NUL-terminated, so len + 1 fits. */
+        v.text[v.len] = '\n';
+        d->owned = v.text;
+        d->op = v.text;
+        d->olen = v.len + 1;
+        d->consume = ll + (size_t)nl;
+        v.text = NULL;
+    } else if (v.action == MCP_ANSWER && v.text) {
+        al_buf_add(&r->answers, v.text, v.len);
+        al_buf_addc(&r->answers, '\n');
+        if (r->answers.failed) {
+            logf_("out of memory queueing an answer for the client");
+            al_buf_release(&r->answers);
+            r->answers_off = 0;
+        }
+        d->op = line; /* nothing to send on: drop the line */
+        d->olen = 0;
+        d->consume = ll + (size_t)nl;
+    } else {
+        d->op = line;
+        d->olen = ll + (size_t)nl;
+        d->consume = d->olen;
+    }
+    mcp_verdict_release(&v);
+}
+
+/* Turns complete lines into messages while D has nothing in flight. */
+static void side_pump(relay *r, side *d)
+{
+    if (d->dead) { /* nowhere to send it: drop what was read, unread */
+        if (d->op)
+            side_done(d);
+        d->len = d->start = d->scanned = 0;
+        return;
+    }
+    while (!d->op && d->len > 0) {
+        char *p = d->buf + d->start;
+        char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
+        if (!nl) {
+            d->scanned = d->len;
+            if (!d->eof)
+                return;
+            logf_("the %s's last message has no newline (%zu bytes): passed through",
+                  d->from_client ? "client" : "server", d->len);
+            side_take(r, d, d->len, 0);
+        } else {
+            side_take(r, d, (size_t)(nl - p), 1);
+        }
+        if (d == &r->s2c)
+            client_write(r);
+        else
+            side_write(d);
+    }
+}
+
+/* Reads into D. Returns the bytes read, 0 at the end, -1 on EAGAIN/EINTR. */
+static ssize_t side_read(side *d)
+{
+    ssize_t n;
+    if (d->start > 0 && !d->op) { /* nothing points into buf: move to its front */
+        memmove(d->buf, d->buf + d->start, d->len);
+        d->start = 0;
+    }
+    if (d->cap > KEEP_CAP && d->len + CHUNK < KEEP_CAP) { /* a big message has gone */
+        char *nb = realloc(d->buf, KEEP_CAP);
+        if (nb) {
+            d->buf = nb;
+            d->cap = KEEP_CAP;
+        }
+    }
+    if (d->cap - d->start - d->len < CHUNK / 4) {
+        size_t ncap = d->cap + (d->cap / 4 > CHUNK ? d->cap / 4 : CHUNK);
+        char *nb = realloc(d->buf, ncap);
+        if (!nb) {
+            logf_("out of memory buffering a message of %zu bytes; closing the %s's side",
+                  d->len, d->from_client ? "client" : "server");
+            return 0;
+        }
+        d->buf = nb;
+        d->cap = ncap;
+    }
+    n = read(d->in, d->buf + d->start + d->len, d->cap - d->start - d->len);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? -1 : 0;
+    d->len += (size_t)n;
+    return n;
+}
+
+/* ---- the loop -------------------------------------------------------------- */
+static int finished(relay *r)
+{
+    return r->reaped && r->s2c.eof && r->s2c.len == 0 && !r->s2c.op && r->answers.len == 0;
+}
+
+static long ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Closes the server's stdin once the client's side has nothing left to
+ * send (a dead side has dropped what it had: side_pump). */
+static void maybe_close_child_in(relay *r)
+{
+    side *d = &r->c2s;
+    if (d->out >= 0 && (d->eof || d->dead) && d->len == 0 && !d->op)
+        side_close_out(d);
+}
+
+static void loop(relay *r)
+{
+    long reaped_at = -1;
+    for (;;) {
+        struct pollfd pf[5];
+        int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1;
+
+        side_pump(r, &r->c2s);
+        side_pump(r, &r->s2c);
+        if (r->s2c.dead) { /* the client is gone: what the server says is dropped */
+            r->answers.len = r->answers_off = 0;
+            r->c2s.eof = 1; /* and end the session for the server */
+            r->client_closed = 1;
+            if (r->c2s.op)
+                side_done(&r->c2s);
+            r->c2s.len = r->c2s.start = r->c2s.scanned = 0;
+        }
+        maybe_close_child_in(r);
+        if (r->reaped && reaped_at < 0)
+            reaped_at = ms_now();
+        if (finished(r))
+            return;
+        if (r->reaped) {
+            long left = GRACE_MS - (ms_now() - reaped_at);
+            if (left <= 0 && !r->s2c.op && r->answers.len == 0)
+                return; /* something else holds the server's stdout open */
+            timeout = left > 0 ? (int)left : 100;
+        }
+
+        pf[npf] = (struct pollfd){r->sigfd, POLLIN, 0};
+        npf++;
+        if (!r->c2s.eof && !r->c2s.op && r->c2s.in >= 0 && r->answers.len < KEEP_CAP) {
+            ic = npf;
+            pf[npf++] = (struct pollfd){r->c2s.in, POLLIN, 0};
+        }
+        if (r->c2s.op && r->c2s.out >= 0) {
+            oc = npf;
+            pf[npf++] = (struct pollfd){r->c2s.out, POLLOUT, 0};
+        }
+        if (!r->s2c.eof && !r->s2c.op && r->s2c.in >= 0) {
+            is = npf;
+            pf[npf++] = (struct pollfd){r->s2c.in, POLLIN, 0};
+        }
+        if (!r->s2c.dead) { /* always: POLLERR says the client stopped reading */
+            os = npf;
+            pf[npf++] = (struct pollfd){r->s2c.out, (short)(r->s2c.op || r->answers.len ? POLLOUT : 0), 0};
+        }
+        if (poll(pf, (nfds_t)npf, timeout) < 0) {
+            if (errno != EINTR) {
+                logf_("poll: %s", strerror(errno));
+                return;
+            }
+            continue;
+        }
+        if (pf[0].revents)
+            signals_drain(r);
+        if (ic >= 0 && pf[ic].revents) {
+            if (side_read(&r->c2s) == 0) {
+                r->c2s.eof = 1;
+                r->client_closed = 1;
+            }
+        }
+        if (is >= 0 && pf[is].revents) {
+            if (side_read(&r->s2c) == 0)
+                r->s2c.eof = 1;
+        }
+        if (oc >= 0 && pf[oc].revents)
+            side_write(&r->c2s);
+        if (os >= 0 && (pf[os].revents & POLLOUT))
+            client_write(r);
+        else if (os >= 0 && (pf[os].revents & (POLLERR | POLLHUP | POLLNVAL)))
+            r->s2c.dead = 1;
+    }
+}
+
+static const char *signame(int sig)
+{
+    const char *s = sigabbrev_np(sig);
+    return s ? s : "?";
+}
+
+int mcp_relay_run(const mcp_relay_opts *o)
+{
+    relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1};
+    int rc, ex;
+
+    r.c2s = (side){.in = o->in_fd, .out = -1, .from_client = 1};
+    r.s2c = (side){.in = -1, .out = o->out_fd, .from_client = 0};
+    if ((rc = signals_setup(&r))) {
+        logf_("cannot set up signals: %s", strerror(rc));
+        return 1;
+    }
+    if ((rc = spawn(&r, o->argv))) {
+        logf_("cannot run the server '%s': %s", r.cmd, strerror(rc));
+        signals_reset(&r);
+        return rc == ENOENT ? 127 : 126;
+    }
+    r.out_flags = fcntl(o->out_fd, F_GETFL);
+    if (r.out_flags >= 0)
+        fcntl(o->out_fd, F_SETFL, r.out_flags | O_NONBLOCK);
+    reap(&r); /* a SIGCHLD may have come before the pipe was read */
+
+    loop(&r);
+
+    if (r.out_flags >= 0)
+        fcntl(o->out_fd, F_SETFL, r.out_flags);
+    side_close_out(&r.c2s);
+    if (r.s2c.in >= 0)
+        close(r.s2c.in);
+    r.s2c.in = -1;
+    /* Wait for the server; what is left of the client's input is moot. */
+    while (!r.reaped) {
+        int st;
+        pid_t p = waitpid(r.child, &st, 0);
+        if (p == r.child) {
+            r.reaped = 1;
+            r.status = st;
+        } else if (p < 0 && errno != EINTR) {
+            break;
+        }
+    }
+    signals_reset(&r);
+    if (WIFSIGNALED(r.status)) {
+        ex = 128 + WTERMSIG(r.status);
+        logf_("the server '%s' was killed by signal %d (SIG%s)", r.cmd, WTERMSIG(r.status),
+              signame(WTERMSIG(r.status)));
+    } else {
+        ex = WEXITSTATUS(r.status);
+        if (ex != 0 || !r.client_closed)
+            logf_("the server '%s' exited with status %d%s", r.cmd, ex,
+                  r.client_closed ? "" : " while the client was still connected");
+    }
+    free(r.c2s.buf);
+    free(r.s2c.buf);
+    free(r.c2s.owned);
+    free(r.s2c.owned);
+    al_buf_release(&r.answers);
+    return ex;
+}

@@ -1,0 +1,720 @@
+/* test_mcp.c -- the MCP proxy's rewriter and JSON scanner: messages in,
+ * verdicts and bytes out, over a real store in a temporary directory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <errno.h>
+
+#include "agentlink/agentlink.h"
+#include "agentlink/mcp.h"
+
+struct fx {
+    char base[64];
+    char dir[96];
+    al_store *h;
+    mcp_rewriter *rw;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->base, sizeof f->base, "/tmp/offloadfs-mcp.XXXXXX");
+    assert_non_null(mkdtemp(f->base));
+    snprintf(f->dir, sizeof f->dir, "%s/store", f->base);
+    assert_int_equal(al_store_open(&f->h, f->dir, "default", "/large_tool_results", NULL), 0);
+    assert_int_equal(mcp_rewriter_new(&f->rw, f->h, NULL, 1), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    char cmd[160];
+    mcp_rewriter_free(f->rw);
+    al_store_close(f->h);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->base);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+static void client(mcp_rewriter *rw, const char *line, int want_action, mcp_verdict *v)
+{
+    assert_int_equal(mcp_rewriter_client(rw, line, strlen(line), v), 0);
+    assert_int_equal(v->action, want_action);
+}
+
+/* The server's line is the rewriter's to write on: a copy, which must
+ * come back as it was whenever the verdict is MCP_PASS. */
+static void server(mcp_rewriter *rw, const char *line, int want_action, mcp_verdict *v)
+{
+    size_t n = strlen(line);
+    char *copy = strdup(line);
+    assert_non_null(copy);
+    assert_int_equal(mcp_rewriter_server(rw, copy, n, v), 0);
+    if (v->action != want_action)
+        fail_msg("action %d, want %d, for %.200s", v->action, want_action, line);
+    if (v->action == MCP_PASS && memcmp(copy, line, n) != 0)
+        fail_msg("a line passed changed: %.200s", copy);
+    free(copy);
+}
+
+static void client_pass(mcp_rewriter *rw, const char *line)
+{
+    mcp_verdict v;
+    client(rw, line, MCP_PASS, &v);
+    assert_null(v.text);
+    assert_null(v.note);
+    mcp_verdict_release(&v);
+}
+
+static void server_pass(mcp_rewriter *rw, const char *line)
+{
+    mcp_verdict v;
+    server(rw, line, MCP_PASS, &v);
+    assert_null(v.text);
+    if (v.note)
+        fail_msg("note: %s", v.note);
+    mcp_verdict_release(&v);
+}
+
+static void has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("lacks '%s' in:\n%.3000s", needle, text);
+}
+
+/* "line 1 xxxx\n...": N lines. */
+static char *lines(unsigned n)
+{
+    size_t cap = (size_t)n * 32 + 1, l = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    for (unsigned i = 1; i <= n; i++)
+        l += (size_t)snprintf(s + l, cap - l, "line %u xxxxxxxxxxxxxxxxxx\n", i);
+    return s;
+}
+
+/* TEXT as a JSON string token (yours). */
+static char *jstr(const char *text)
+{
+    al_buf b = {0};
+    char *out = NULL;
+    mcp_json_string_encode(&b, text, strlen(text));
+    assert_int_equal(al_buf_detach(&b, &out, NULL), 0);
+    return out;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    va_list ap;
+    char *out = NULL;
+    va_start(ap, f);
+    assert_true(vasprintf(&out, f, ap) >= 0);
+    va_end(ap);
+    return out;
+}
+
+/* The decoded string at member path ".a.b" style: first match of "\"NAME\":" then a string. */
+static char *decoded_after(const char *msg, const char *marker)
+{
+    const char *p = strstr(msg, marker);
+    size_t pos;
+    al_buf b = {0};
+    char *out = NULL;
+    assert_non_null(p);
+    p += strlen(marker);
+    pos = 0;
+    assert_int_equal(mcp_json_skip(p, strlen(p), &pos), 0);
+    assert_int_equal(mcp_json_string_decode(p, pos, &b), 0);
+    assert_int_equal(al_buf_detach(&b, &out, NULL), 0);
+    return out;
+}
+
+/* The key a pointer text names under /large_tool_results. */
+static char *pointer_key(const char *ptr)
+{
+    const char *p = strstr(ptr, "/large_tool_results/");
+    size_t n;
+    assert_non_null(p);
+    p += strlen("/large_tool_results/");
+    n = strcspn(p, " \n\"");
+    return strndup(p, n);
+}
+
+/* A text token with every canonical escape, repeated until it is long. */
+static char *escaped_token(const char *unit_tok, size_t times)
+{
+    size_t k = strlen(unit_tok), n = 0;
+    char *t = malloc(k * times + 3);
+    assert_non_null(t);
+    t[n++] = '"';
+    for (size_t i = 0; i < times; i++, n += k)
+        memcpy(t + n, unit_tok, k);
+    t[n++] = '"';
+    t[n] = '\0';
+    return t;
+}
+
+/* ---- the scanner --------------------------------------------------------------- */
+static void mcp_json_valid_should_follow_the_grammar(void **state)
+{
+    static const char *const good[] = {
+        "{}", "[]", " {\"a\" : [1, -2.5e+3, true, false, null, \"x\\u00e9\\n\"]} ",
+        "0", "\"\"", "[[[]]]", "{\"a\":{\"b\":{}}}", "-0.0E-0", "\"\\/\\b\\f\\r\\t\\\\\\\"\"",
+        "\"caf\xc3\xa9\"",
+    };
+    static const char *const bad[] = {
+        "", " ", "{", "}", "[1,]", "{\"a\"}", "{\"a\":}", "{a:1}", "01", "1.", ".5", "+1",
+        "-", "1e", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12g4\"", "\"a\x01\"", "[1 2]",
+        "{\"a\":1,}", "{} {}", "[1]]", "'a'", "NaN",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (!mcp_json_valid(good[i], strlen(good[i])))
+            fail_msg("refused: %s", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (mcp_json_valid(bad[i], strlen(bad[i])))
+            fail_msg("accepted: %s", bad[i]);
+}
+
+static void mcp_json_skip_should_bound_nesting(void **state)
+{
+    size_t n = MCP_JSON_DEPTH + 1, pos = 0;
+    char *s = malloc(2 * n);
+    (void)state;
+    assert_non_null(s);
+    memset(s, '[', n);
+    memset(s + n, ']', n);
+    assert_int_equal(mcp_json_skip(s, 2 * n, &pos), E2BIG);
+    pos = 0;
+    assert_int_equal(mcp_json_skip(s + 1, 2 * n - 2, &pos), 0); /* exactly the limit */
+    assert_int_equal(pos, 2 * n - 2);
+    free(s);
+}
+
+static void mcp_json_string_should_round_trip(void **state)
+{
+    al_buf b = {0};
+    const char *tok = "\"a\\u00e9\\ud83d\\ude00\\ud800x\\n\\\"\\/\"";
+    (void)state;
+    assert_int_equal(mcp_json_string_decode(tok, strlen(tok), &b), 0);
+    assert_int_equal(b.len, strlen("a\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx\n\"/"));
+    assert_memory_equal(b.p, "a\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx\n\"/", b.len);
+    al_buf_release(&b);
+    memset(&b, 0, sizeof b);
+    mcp_json_string_encode(&b, "q\"\\\t\x01\xff\xc3\xa9", 8);
+    assert_string_equal(b.p, "\"q\\\"\\\\\\t\\u0001\\ufffd\xc3\xa9\"");
+    assert_true(mcp_json_valid(b.p, b.len));
+    al_buf_release(&b);
+    assert_true(mcp_json_string_is("\"na\\u006de\"", 11, "name"));
+    assert_false(mcp_json_string_is("\"names\"", 7, "name"));
+}
+
+/* ---- pass-through ---------------------------------------------------------------- */
+static void rewriter_should_pass_other_messages_untouched(void **state)
+{
+    struct fx *f = *state;
+    mcp_verdict v;
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}");
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    client_pass(f->rw, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]");
+    client_pass(f->rw, "");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"content\":[]}}");
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"sampling/createMessage\"}");
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}");
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1,\"message\":\"m\"}}");
+    /* Malformed: passed, with a note naming the side. */
+    client(f->rw, "{\"id\":1,", MCP_PASS, &v);
+    assert_null(v.text);
+    assert_string_equal(v.note, "malformed JSON from the client (8 bytes, starting '{\"id\":1,'): passed through unchanged");
+    mcp_verdict_release(&v);
+    server(f->rw, "\x01\xff garbage", MCP_PASS, &v);
+    has(v.note, "malformed JSON from the server (10 bytes, starting '\\x01\\xff garbage')");
+    mcp_verdict_release(&v);
+}
+
+static void rewriter_should_keep_small_results(void **state)
+{
+    struct fx *f = *state;
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 1);
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"small\"}]}}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+}
+
+/* ---- offloading ------------------------------------------------------------------ */
+static void rewriter_should_offload_large_text_and_keep_the_rest(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *tok = jstr(text), *msg, *want_head, *ptr, *key, *tail;
+    const char *image = "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}";
+    void *got = NULL;
+    size_t glen = 0;
+    mcp_verdict v;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890123,\"method\":\"tools/call\","
+                       "\"params\":{\"name\":\"bash\",\"arguments\":{}}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\", \"id\" : 12345678901234567890123,\"result\":{\"content\":"
+              "[{\"type\":\"text\",\"text\":%s},%s,{\"type\":\"text\",\"text\":\"tail\"}],"
+              "\"_meta\":{\"big\":1.0000000000000000001e400}, \"isError\":false}}", tok, image);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    assert_non_null(v.text);
+    assert_int_equal(strlen(v.text), v.len);
+    assert_true(mcp_json_valid(v.text, v.len));
+    /* Every byte outside "content" is the server's own. */
+    want_head = "{\"jsonrpc\":\"2.0\", \"id\" : 12345678901234567890123,\"result\":{\"content\":"
+                "[{\"type\":\"text\",\"text\":\"[offloadfs] ";
+    assert_memory_equal(v.text, want_head, strlen(want_head));
+    tail = fmt("\"},%s],\"_meta\":{\"big\":1.0000000000000000001e400}, \"isError\":false}}", image);
+    has(v.text, tail);
+    free(tail);
+    ptr = decoded_after(v.text, "\"text\":");
+    has(ptr, "/large_tool_results/mcp-bash-");
+    has(ptr, "read_offloaded_result with {\"path\": \"/large_tool_results/mcp-bash-");
+    key = pointer_key(ptr);
+    /* Stored: the text parts joined with "\n". */
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, strlen(text) + 5);
+    assert_memory_equal(got, text, strlen(text));
+    assert_memory_equal((char *)got + strlen(text), "\ntail", 5);
+    assert_null(v.note);
+    mcp_verdict_release(&v);
+
+    al_free(got);
+    free(key);
+    free(ptr);
+    free(msg);
+    free(tok);
+    free(text);
+}
+
+/* The key of the result the rewriter RW offloads for id 1 of tool grep,
+ * its text TEXT; checks the store serves TEXT under it. Yours. */
+static char *offload_key(struct fx *f, mcp_rewriter *rw, const char *text)
+{
+    char *tok = jstr(text), *ptr, *key, *msg;
+    void *got = NULL;
+    size_t glen = 0;
+    mcp_verdict v;
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"grep\"}}");
+    server(rw, msg, MCP_REPLACE, &v);
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, strlen(text));
+    assert_memory_equal(got, text, glen);
+    al_free(got);
+    free(ptr);
+    free(msg);
+    free(tok);
+    mcp_verdict_release(&v);
+    return key;
+}
+
+static int key_form(const char *key, const char *n)
+{
+    size_t k = strlen("mcp-grep-");
+    if (strncmp(key, "mcp-grep-", k) != 0 || strlen(key) != k + 17 + strlen(n))
+        return 0;
+    for (size_t i = k; i < k + 16; i++)
+        if (!strchr("0123456789abcdef", key[i]))
+            return 0;
+    return key[k + 16] == '-' && strcmp(key + k + 17, n) == 0;
+}
+
+static void rewriter_should_never_reuse_a_key(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *other = lines(3001), *k1, *k2, *k3;
+    mcp_rewriter *next = NULL;
+
+    /* Id 1 again in the same session, other content: another key. */
+    k1 = offload_key(f, f->rw, text);
+    k2 = offload_key(f, f->rw, other);
+    assert_true(key_form(k1, "1"));
+    assert_true(key_form(k2, "2"));
+    assert_string_not_equal(k1, k2);
+    /* A new session (ids start again), same id and content: another key,
+     * and the first still serves its bytes. */
+    assert_int_equal(mcp_rewriter_new(&next, f->h, NULL, 1), 0);
+    k3 = offload_key(f, next, text);
+    assert_true(key_form(k3, "1"));
+    assert_string_not_equal(k1, k3);
+    mcp_rewriter_free(next);
+    free(offload_key(f, f->rw, other)); /* checks k2's bytes are still there too */
+    {
+        void *got = NULL;
+        size_t glen = 0;
+        assert_int_equal(al_store_get(f->h, k1, &got, &glen, NULL), 0);
+        assert_int_equal(glen, strlen(text));
+        al_free(got);
+    }
+    free(k1);
+    free(k2);
+    free(k3);
+    free(other);
+    free(text);
+}
+
+static void rewriter_should_match_ids_by_value(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *tok = jstr(text), *msg;
+    mcp_verdict v;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"method\":\"tools/list\"}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 2);
+    /* "7" is the tools/list, not the call: the big text is not touched. */
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server_pass(f->rw, msg);
+    free(msg);
+    assert_int_equal(mcp_rewriter_pending(f->rw), 1);
+    /* 7.0 is 7. */
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":7.0,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    assert_memory_equal(v.text, "{\"jsonrpc\":\"2.0\",\"id\":7.0,", 26);
+    mcp_verdict_release(&v);
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    /* Answered once: the same answer again passes. */
+    server_pass(f->rw, msg);
+    free(msg);
+    /* An escaped string id is its value. */
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":\"\\u0061b\",\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":\"ab\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    mcp_verdict_release(&v);
+    free(msg);
+    /* A number out of every integer's range (fuzz_mcp: UB in the cast). */
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1.0e300,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    mcp_verdict_release(&v);
+    free(msg);
+    /* A cancelled request is forgotten. */
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 1);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":9}}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    free(tok);
+    free(text);
+}
+
+static void rewriter_should_keep_structured_content_shape(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *other = lines(2000), *tok = jstr(text), *otok = jstr(other);
+    char *msg, *p1, *p2, *p3, *k3;
+    void *got = NULL;
+    size_t glen = 0;
+    mcp_verdict v;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_text_file\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
+              "\"structuredContent\":{\"content\":%s,\"n\":18446744073709551617,\"small\":\"keep me\","
+              "\"list\":[%s,true]}}}", tok, tok, otok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    assert_true(mcp_json_valid(v.text, v.len));
+    p1 = decoded_after(v.text, "\"text\":");
+    p2 = decoded_after(v.text, "\"structuredContent\":{\"content\":");
+    assert_string_equal(p1, p2); /* the same text: the same pointer */
+    has(v.text, ",\"n\":18446744073709551617,\"small\":\"keep me\",\"list\":[\"");
+    has(v.text, "\",true]}}}");
+    p3 = decoded_after(v.text, "\"list\":[");
+    k3 = pointer_key(p3);
+    assert_int_equal(al_store_get(f->h, k3, &got, &glen, NULL), 0);
+    assert_int_equal(glen, strlen(other));
+    assert_memory_equal(got, other, glen);
+    assert_true(v.len < 3 * 8192 + 1024);
+    mcp_verdict_release(&v);
+    al_free(got);
+    free(k3);
+    free(p3);
+    free(p2);
+    free(p1);
+    free(msg);
+    free(otok);
+    free(tok);
+    free(other);
+    free(text);
+}
+
+/* The same with a text that is not canonical (\u00e9): decoded into a
+ * copy, structuredContent's copy found by comparing the decoded text. */
+static void rewriter_should_keep_structured_shape_for_any_encoding(void **state)
+{
+    struct fx *f = *state;
+    char *tok = escaped_token("\\u00e9 line\\n", 5000), *msg, *p1, *p2;
+    mcp_verdict v;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"r\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
+              "\"structuredContent\":{\"content\":%s}}}", tok, tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    p1 = decoded_after(v.text, "\"text\":");
+    p2 = decoded_after(v.text, "\"structuredContent\":{\"content\":");
+    assert_string_equal(p1, p2);
+    has(p1, "Size: 40000 bytes, 5000 lines");
+    mcp_verdict_release(&v);
+    free(p2);
+    free(p1);
+    free(msg);
+    free(tok);
+}
+
+static void rewriter_should_rewrite_inside_batches(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *tok = jstr(text), *msg;
+    mcp_verdict v;
+
+    client_pass(f->rw, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}},"
+                       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}},"
+                       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}]");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 3);
+    msg = fmt("[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}} ,"
+              "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}},"
+              "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[]}}]", tok);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    assert_true(mcp_json_valid(v.text, v.len));
+    assert_memory_equal(v.text, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}} ,"
+                                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"[offloadfs]", 124);
+    has(v.text, "/large_tool_results/mcp-a-");
+    has(v.text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"read_offloaded_result\"");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    mcp_verdict_release(&v);
+    free(msg);
+    free(tok);
+    free(text);
+}
+
+static void rewriter_should_add_the_read_tool_to_the_last_page(void **state)
+{
+    struct fx *f = *state;
+    mcp_verdict v;
+    mcp_rewriter *off = NULL;
+
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    server_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\"}],\"nextCursor\":\"c\"}}");
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"cursor\":\"c\"}}");
+    server(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[ {\"name\":\"b\"} ] }}", MCP_REPLACE, &v);
+    assert_memory_equal(v.text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[ {\"name\":\"b\"} ,{\"name\":\"read_offloaded_result\",", 87);
+    assert_memory_equal(v.text + v.len - 4, "] }}", 4);
+    assert_true(mcp_json_valid(v.text, v.len));
+    has(v.text, "\"required\":[\"path\"]");
+    mcp_verdict_release(&v);
+
+    /* --no-read-tool: nothing tracked, nothing added, calls go through. */
+    assert_int_equal(mcp_rewriter_new(&off, f->h, NULL, 0), 0);
+    client_pass(off, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    server_pass(off, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}");
+    client_pass(off, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read_offloaded_result\",\"arguments\":{\"path\":\"x\"}}}");
+    assert_int_equal(mcp_rewriter_pending(off), 1);
+    mcp_rewriter_free(off);
+
+    /* A server with a tool of that name keeps it, and its calls. */
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    server(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"read_offloaded_result\"}]}}", MCP_PASS, &v);
+    has(v.note, "the server has a tool named 'read_offloaded_result' itself");
+    mcp_verdict_release(&v);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"read_offloaded_result\",\"arguments\":{\"path\":\"x\"}}}");
+}
+
+static void rewriter_should_answer_read_tool_calls(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(100), *a;
+    mcp_verdict v;
+
+    assert_int_equal(al_store_put(f->h, "k", text, strlen(text), "t", NULL, NULL), 0);
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"read_offloaded_result\",\"arguments\":{\"path\":\"/large_tool_results/k\",\"offset\":99}}}",
+           MCP_ANSWER, &v);
+    assert_string_equal(v.text, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+                                "\"/large_tool_results/k: lines 99-100 of 100 (2692 bytes)\\n"
+                                "99\\tline 99 xxxxxxxxxxxxxxxxxx\\n100\\tline 100 xxxxxxxxxxxxxxxxxx\\n"
+                                "[end of the result]\"}],\"isError\":false}}");
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    mcp_verdict_release(&v);
+    /* Evicted (removed) and unknown: isError, saying so. */
+    assert_int_equal(al_store_remove(f->h, "k", NULL), 0);
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"read_offloaded_result\",\"arguments\":{\"path\":\"k\"}}}", MCP_ANSWER, &v);
+    has(v.text, "\"isError\":true}}");
+    a = decoded_after(v.text, "\"text\":");
+    has(a, "k is no longer available: it was removed at 20");
+    free(a);
+    mcp_verdict_release(&v);
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"read_offloaded_result\",\"arguments\":{\"path\":\"never\"}}}", MCP_ANSWER, &v);
+    has(v.text, "No offloaded result at never: nothing was ever stored");
+    has(v.text, "\"isError\":true}}");
+    mcp_verdict_release(&v);
+    /* Inside a batch it is not answered here. */
+    client_pass(f->rw, "[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+                       "\"read_offloaded_result\",\"arguments\":{\"path\":\"never\"}}}]");
+    free(text);
+}
+
+static void read_answer_should_stay_within_the_budget(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 100000;
+    char *one = malloc(n + 1), *t = NULL;
+    int err = -1;
+    (void)state;
+    memset(one, 'w', n);
+    one[n] = '\0';
+    assert_int_equal(al_store_put(f->h, "wide", one, n, "t", NULL, NULL), 0);
+    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\"}", 15, 4096, &t, NULL, &err), 0);
+    assert_int_equal(err, 0);
+    assert_true(strlen(t) <= 4096);
+    has(t, "[line 1 clipped: ");
+    has(t, "sed -n '1p' /large_tool_results/wide | tail -c +");
+    free(t);
+    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\",\"offset\":0}", 26, 4096, &t, NULL, &err), 0);
+    assert_int_equal(err, 1);
+    has(t, "\"offset\" must be a whole number of at least 1");
+    free(t);
+    assert_int_equal(mcp_read_answer(NULL, "{\"path\":\"wide\"}", 15, 4096, &t, NULL, &err), 0);
+    assert_int_equal(err, 1);
+    has(t, "no store open");
+    free(t);
+    free(one);
+}
+
+static void rewriter_should_answer_bytes_after_a_nul(void **state)
+{
+    struct fx *f = *state;
+    mcp_verdict v;
+    assert_int_equal(al_store_put(f->h, "bin", "a\0b\nsecond\n", 11, "t", NULL, NULL), 0);
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"read_offloaded_result\",\"arguments\":{\"path\":\"bin\"}}}", MCP_ANSWER, &v);
+    has(v.text, "\\n1\\ta\\u0000b\\n2\\tsecond\\n[end of the result]\"}],\"isError\":false}}");
+    mcp_verdict_release(&v);
+}
+
+static void rewriter_should_offload_texts_decoded_in_place(void **state)
+{
+    struct fx *f = *state;
+    /* Canonical: JSON.stringify's escapes, raw UTF-8, DEL. */
+    const char *unit = "q\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\xc3\xa9\x7f";
+    const char dec[] = "q\"\\\b\f\n\r\t\x01\x1f\xc3\xa9\x7f";
+    char *tok = escaped_token(unit, 3000), *msg, *ptr, *key;
+    void *got = NULL;
+    size_t glen = 0, dl = sizeof dec - 1;
+    mcp_verdict v;
+    mcp_rewriter *none = NULL;
+
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s},"
+              "{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_REPLACE, &v);
+    has(v.text, "\"},{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}}");
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, dl * 3000);
+    for (size_t i = 0; i < 3000; i++)
+        assert_memory_equal((char *)got + i * dl, dec, dl);
+    mcp_verdict_release(&v);
+    al_free(got);
+    free(key);
+    free(ptr);
+
+    /* The store failing: the line passes as it came (server() compares). */
+    assert_int_equal(mcp_rewriter_new(&none, NULL, NULL, 1), 0);
+    client_pass(none, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(none, msg, MCP_PASS, &v);
+    has(v.note, "no store: the result of 't'");
+    mcp_verdict_release(&v);
+    mcp_rewriter_free(none);
+    free(msg);
+    free(tok);
+
+    /* Over the policy by its token, not by its text (escapes count double
+     * in the token): decoded, judged, put back. */
+    tok = escaped_token("\\n", 20000); /* 40002 bytes, 20000 of text */
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_PASS, &v);
+    mcp_verdict_release(&v);
+    free(msg);
+    free(tok);
+
+    /* Not canonical (\u00e9, \/): decoded into a copy, stored the same. */
+    tok = escaped_token("\\u00e9\\/x", 10000);
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    server(f->rw, msg, MCP_REPLACE, &v);
+    ptr = decoded_after(v.text, "\"text\":");
+    key = pointer_key(ptr);
+    assert_int_equal(al_store_get(f->h, key, &got, &glen, NULL), 0);
+    assert_int_equal(glen, 40000);
+    assert_memory_equal(got, "\xc3\xa9/x\xc3\xa9/x", 8);
+    mcp_verdict_release(&v);
+    al_free(got);
+    free(key);
+    free(ptr);
+    free(msg);
+    free(tok);
+}
+
+static void rewriter_should_pass_results_when_the_store_fails(void **state)
+{
+    struct fx *f = *state;
+    mcp_rewriter *rw = NULL;
+    char *text = lines(3000), *tok = jstr(text), *msg;
+    mcp_verdict v;
+    (void)f;
+
+    assert_int_equal(mcp_rewriter_new(&rw, NULL, NULL, 1), 0);
+    client_pass(rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
+              "\"structuredContent\":{\"c\":%s}}}", tok, tok);
+    server(rw, msg, MCP_PASS, &v);
+    assert_null(v.text);
+    has(v.note, "no store: the result of 't' (85893 bytes) passed unchanged");
+    mcp_verdict_release(&v);
+    mcp_rewriter_free(rw);
+    free(msg);
+    free(tok);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(mcp_json_valid_should_follow_the_grammar),
+        cmocka_unit_test(mcp_json_skip_should_bound_nesting),
+        cmocka_unit_test(mcp_json_string_should_round_trip),
+        cmocka_unit_test_setup_teardown(rewriter_should_pass_other_messages_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_keep_small_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_offload_large_text_and_keep_the_rest, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_never_reuse_a_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_match_ids_by_value, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_content_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_shape_for_any_encoding, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_rewrite_inside_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
