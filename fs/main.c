@@ -137,8 +137,8 @@ static void help(const char *prog)
            "    -o subtype=NAME        defaults to \"offloadfs\"\n"
            "    -o prefetch=SIZE       push each result written while mounted, up to\n"
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
-           "                           page cache for its first read (default 0:\n"
-           "                           never; an unmount racing it fails EBUSY)\n"
+           "                           page cache for its first read (default 64M;\n"
+           "                           0: never)\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -404,6 +404,13 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the prefetcher: %s\n", strerror(rc));
         goto out_store;
     }
+    /* Writers wait for us only once this exists; without it, the poll
+     * alone shows their writes (read-your-writes is then lost, not the
+     * mount). */
+    if ((rc = ofs_wake_open(fs, store_abs)))
+        fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': no wake-up socket in %s/wake (%s): "
+                 "writers will not wait for this mount; it shows their writes within "
+                 "%u ms\n", store_abs, store_abs, strerror(rc), OFS_WATCH_INTERVAL_MS);
     if ((rc = ofs_watch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the change watcher: %s\n",
                  strerror(rc));
@@ -419,6 +426,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     drain(fs);
     ofs_watch_stop(fs);
 out_prefetch:
+    ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:
     store_close_unless_damaged(fs);

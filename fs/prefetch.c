@@ -9,11 +9,14 @@
  *
  * How: the watcher hands over (key, version) of each new version in our
  * namespace. fuse_lowlevel_notify_store() only fills the cache of an inode
- * the kernel knows, and only a lookup makes one, so the prefetcher stats
- * the name through the mount first (never holding a file descriptor on it,
- * which would keep an unmount busy), checks that the name still leads to
- * that version, then pushes the bytes in pieces read from one version: the
- * inode number is the version, so pushed pages can never mix versions.
+ * the kernel knows, and only a lookup makes one, so the name is first
+ * stat'ed through the mount (never holding a file descriptor on it, which
+ * would keep an unmount busy) and checked to lead to that version. That
+ * stat runs in the watcher (ofs_prefetch_add), before it answers the
+ * writers waiting on the wake-up socket, so it has ended when their write
+ * returns: a write then an unmount no longer races it into EBUSY. This
+ * thread then pushes the bytes in pieces read from one version: the inode
+ * number is the version, so pushed pages can never mix versions.
  *
  * The pushed pages are dropped like any others: by the watcher when the
  * version is replaced or evicted, or by the kernel under memory pressure.
@@ -73,10 +76,6 @@ static void prefetch_one(struct ofs *fs, const struct ofs_prefetch_item *it)
 {
     store_entry e;
     int rc = ofs_errno(store_version_stat(fs->st, fs->ns, it->version, &e, NULL));
-    if (rc == 0 && (e.size == 0 || e.size > fs->prefetch_max))
-        return;
-    if (rc == 0)
-        rc = lookup_through_mount(fs, it->key, it->version);
     if (rc == 0)
         rc = push(fs, it->version, e.size);
     if (rc)
@@ -140,8 +139,23 @@ void ofs_prefetch_add(struct ofs *fs, const char *key, uint64_t version)
     struct ofs_prefetch *p = &fs->prefetch;
     struct ofs_prefetch_item *it;
     size_t len = strlen(key);
+    store_entry e;
+    int rc;
     if (!p->running || len > STORE_NAME_MAX)
         return;
+    /* The stat through the mount happens here, in the watcher, before it
+     * answers the writers: so it is over when their write returns, and an
+     * unmount right after a write does not meet it (EBUSY). */
+    rc = ofs_errno(store_version_stat(fs->st, fs->ns, version, &e, NULL));
+    if (rc == 0 && (e.size == 0 || e.size > fs->prefetch_max))
+        return;
+    if (rc == 0)
+        rc = lookup_through_mount(fs, key, version);
+    if (rc) {
+        PF_DEBUG(fs, "offloadfs: prefetch '%s' (version %" PRIu64 "): %s\n", key, version,
+                 strerror(rc));
+        return;
+    }
     pthread_mutex_lock(&p->lock);
     if (p->count < OFS_PREFETCH_QUEUE && !atomic_load(&p->stop)) {
         it = &p->queue[(p->head + p->count) % OFS_PREFETCH_QUEUE];

@@ -1,12 +1,17 @@
 /* watch.c -- tells the kernel what to forget when the store changes.
  *
- * Writers are other processes, so the daemon polls: every
- * OFS_WATCH_INTERVAL_MS, store_changes() reports each (key, old version,
- * new version) since the last generation seen, and for each change in our
- * namespace the watcher drops the key's dentry (positive or negative) and
- * the old version's cached attributes and pages, then the root's cached
- * listing. A poll that finds nothing new is one short read transaction
- * (under 1 us measured), so 50 polls a second cost nothing measurable.
+ * Writers are other processes. Each wakes the watcher through the wake-up
+ * socket (wake.c) after its commit and waits for the answer; without one,
+ * the watcher polls every OFS_WATCH_INTERVAL_MS. Either way
+ * store_changes() reports each (key, old version, new version) since the
+ * last generation seen, and for each change in our namespace the watcher
+ * drops the key's dentry (positive or negative) and then the old version's
+ * cached attributes and pages, then the root's cached listing; only then
+ * are the woken writers answered. The name goes first: once its dentry is
+ * gone no open can reach the old inode by name, so a replace never shows
+ * ENODATA to an open made after the writer was answered. A poll that finds
+ * nothing new is one short read transaction (under 1 us measured), so 50
+ * polls a second cost nothing measurable.
  *
  * Why not poll store_commit_token() and skip the transaction while it stands
  * still: the token is LMDB's newest meta page, which a committing writer
@@ -29,10 +34,13 @@
 #include "fs/fs.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 struct batch {
     struct ofs *fs;
@@ -142,6 +150,28 @@ static int lock_check(struct ofs *fs)
     return -1;
 }
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Counts FRESH new versions into the current window of
+ * OFS_PREFETCH_WINDOW_MS; 0 once the window holds more than
+ * OFS_PREFETCH_BURST (a bulk load: push none of them). Woken writers make
+ * a poll per write, so the burst is measured over time, not per poll. */
+static int burst_ok(struct ofs_watch *w, unsigned fresh)
+{
+    uint64_t now = mono_ms();
+    if (now - w->burst_start_ms >= OFS_PREFETCH_WINDOW_MS) {
+        w->burst_start_ms = now;
+        w->burst_count = 0;
+    }
+    w->burst_count += fresh;
+    return w->burst_count <= OFS_PREFETCH_BURST;
+}
+
 /* One poll: check lock.mdb, then process what changed since the last
  * generation seen. Returns 0, or -1 when lock.mdb changed (the session is
  * being stopped; the watcher must end). */
@@ -172,41 +202,46 @@ static int watch_poll(struct ofs *fs)
     }
     /* After the invalidations: the prefetcher's lookups then find the new
      * versions. A burst is a bulk load, not an agent about to read. */
-    if (b.fresh <= OFS_PREFETCH_BURST)
+    if (burst_ok(w, b.fresh))
         for (unsigned i = 0; i < b.fresh; i++)
             ofs_prefetch_add(fs, b.prefetch[i].key, b.prefetch[i].version);
     return 0;
 }
 
-static void deadline_after(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
-    ts->tv_sec += (time_t)(ms / 1000u) + ts->tv_nsec / 1000000000L;
-    ts->tv_nsec %= 1000000000L;
-}
-
-/* The thread: a poll every interval until told to stop, or until lock.mdb
- * changes. */
+/* The thread: a poll every interval, and at once when a writer connects to
+ * the wake-up socket, until told to stop or until lock.mdb changes.
+ * Writers accepted before a poll are answered after it: the generation it
+ * reached covers their commits (see wake.c). */
 static void *watch_main(void *arg)
 {
     struct ofs *fs = arg;
     struct ofs_watch *w = &fs->watch;
-    struct timespec deadline;
+    struct pollfd pfd[2] = {{w->stop_fd, POLLIN, 0}, {ofs_wake_fd(fs), POLLIN, 0}};
+    uint64_t next = mono_ms() + w->interval_ms, now;
     int rc = 0;
-    pthread_mutex_lock(&w->lock);
-    while (!w->stop && !rc) {
-        deadline_after(&deadline, w->interval_ms);
-        while (!w->stop &&
-               pthread_cond_timedwait(&w->wake, &w->lock, &deadline) != ETIMEDOUT)
-            ;
-        if (w->stop)
+    while (!atomic_load(&w->stop) && !rc) {
+        unsigned woken = 0;
+        now = mono_ms();
+        pfd[1].revents = 0;
+        if (now < next && poll(pfd, 2, (int)(next - now)) < 0 && errno != EINTR)
             break;
-        pthread_mutex_unlock(&w->lock);
+        if (atomic_load(&w->stop))
+            break;
+        if (pfd[1].revents & POLLIN)
+            woken = ofs_wake_accept(fs);
+        else if (pfd[1].revents) { /* never for a listening socket; no busy loop */
+            fuse_log(FUSE_LOG_ERR, "offloadfs: wake-up socket failed; polling only\n");
+            pfd[1].fd = -1;
+        }
+        if (!woken && mono_ms() < next)
+            continue;
         rc = watch_poll(fs);
-        pthread_mutex_lock(&w->lock);
+        if (!rc)
+            ofs_wake_answer(fs, w->generation);
+        next = mono_ms() + w->interval_ms;
     }
-    pthread_mutex_unlock(&w->lock);
+    /* Writers still waiting, or about to connect, stop waiting now. */
+    ofs_wake_close(fs);
     atomic_store(&w->done, 1);
     return NULL;
 }
@@ -214,7 +249,6 @@ static void *watch_main(void *arg)
 int ofs_watch_start(struct ofs *fs)
 {
     struct ofs_watch *w = &fs->watch;
-    pthread_condattr_t ca;
     store_stats s;
     int rc;
     w->interval_ms = OFS_WATCH_INTERVAL_MS;
@@ -225,16 +259,12 @@ int ofs_watch_start(struct ofs *fs)
     if ((rc = store_stats_get(fs->st, &s)))
         return ofs_errno(rc);
     w->generation = s.generation;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->wake, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&w->lock, NULL);
+    if ((w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        return errno;
     atomic_store(&w->done, 0);
     if ((rc = pthread_create(&w->thread, NULL, watch_main, fs))) {
         atomic_store(&w->done, 1);
-        pthread_cond_destroy(&w->wake);
-        pthread_mutex_destroy(&w->lock);
+        close(w->stop_fd);
         return rc;
     }
     w->running = 1;
@@ -244,12 +274,12 @@ int ofs_watch_start(struct ofs *fs)
 void ofs_watch_stop_begin(struct ofs *fs)
 {
     struct ofs_watch *w = &fs->watch;
+    uint64_t one = 1;
     if (!w->running)
         return;
-    pthread_mutex_lock(&w->lock);
     atomic_store(&w->stop, 1);
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    if (write(w->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        fuse_log(FUSE_LOG_ERR, "offloadfs: waking the watcher to stop: %s\n", strerror(errno));
 }
 
 int ofs_watch_lock_changed(struct ofs *fs)
@@ -269,7 +299,6 @@ void ofs_watch_stop(struct ofs *fs)
         return;
     ofs_watch_stop_begin(fs);
     pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->wake);
-    pthread_mutex_destroy(&w->lock);
+    close(w->stop_fd);
     w->running = 0;
 }

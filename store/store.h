@@ -25,6 +25,11 @@
  *   writes, never corrupt the store or the bound.
  * - Map size: chosen once at creation (a sparse file, 4 x max_total_bytes +
  *   1 GiB); the data file itself stays near the live bytes.
+ * - Read-your-writes: store_put(), store_remove() and store_limits_set()
+ *   return only after every offloadfs daemon serving the store has
+ *   invalidated what the write changed, or after STORE_WAKE_TIMEOUT_MS
+ *   (200 ms, for all daemons together) when one does not answer. With no
+ *   daemon this costs one failed open() (store/wake.h says how and why).
  * - Compression: values are compressed with zstd (see "Compression" below)
  *   unless the store is set to STORE_COMPRESS_NONE. Sizes, reads and
  *   listings always speak of the original bytes; only max_total_bytes and

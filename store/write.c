@@ -3,6 +3,7 @@
  * writers compress side by side and hold the writer lock only to copy. */
 #include "store/store_int.h"
 #include "store/frame.h"
+#include "store/wake.h"
 
 #include <errno.h>
 #include <string.h>
@@ -139,7 +140,7 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     s.live_entries++;
     rc = state_save(&t, &s);
 out:
-    rc = tx_end(&t, rc);
+    rc = store_wake_after(st, tx_end(&t, rc), s.gen);
     if (!rc && out)
         *out = e;
     return rc;
@@ -206,5 +207,5 @@ int store_remove(store *st, const char *ns, const char *key)
         || (rc = log_change(&t, &s, name, nlen, e.version, 0)))
         return tx_end(&t, rc);
     s.removals++;
-    return tx_end(&t, state_save(&t, &s));
+    return store_wake_after(st, tx_end(&t, state_save(&t, &s)), s.gen);
 }
