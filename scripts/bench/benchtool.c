@@ -20,6 +20,12 @@
  *                                     p50_us_evict p99_us_evict
  *   benchtool put1 STORE SIZE         one put (for callgrind --toggle-collect=store_put)
  *   benchtool read1 STORE KEY LEN     one read of LEN bytes (--toggle-collect=store_read)
+ *   benchtool readiov STORE KEY REQ RUNS
+ *                                     the daemon's read path without FUSE: the whole
+ *                                     value through store_read_iov() in REQ-byte
+ *                                     requests, RUNS times (also for callgrind
+ *                                     --toggle-collect=store_read_iov); prints
+ *                                     seconds of the fastest run, then the median
  *   benchtool capacity STORE BOUND CORPUS
  *                                     write 10x BOUND of original bytes, slices of the
  *                                     file CORPUS of 0-4 MiB (skewed small) under 1,000
@@ -398,6 +404,41 @@ static int cmd_read1(const char *dir, const char *key, unsigned long len)
     return n == len ? 0 : 1;
 }
 
+static int iov_sum(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
+{
+    size_t *sum = ctx, n = 0;
+    for (size_t i = 0; i < iovcnt; i++)
+        n += iov[i].iov_len;
+    *sum += n;
+    return n == total ? 0 : EIO;
+}
+
+static int cmd_readiov(const char *dir, const char *key, unsigned long req, unsigned long runs)
+{
+    store *st;
+    store_entry e;
+    double *t = calloc(runs ? runs : 1, sizeof *t);
+    int rc;
+    if (!t || !req || !runs)
+        return 2;
+    if ((rc = store_open(&st, dir, STORE_RDONLY)) || (rc = store_lookup(st, NULL, key, &e, NULL)))
+        die(key, rc);
+    for (unsigned long r = 0; r < runs; r++) {
+        size_t sum = 0;
+        double s = now_s();
+        for (uint64_t off = 0; off < e.size; off += req)
+            if ((rc = store_read_iov(st, e.version, off, req, iov_sum, &sum)))
+                die("store_read_iov", rc);
+        t[r] = now_s() - s;
+        if (sum != e.size)
+            die("store_read_iov: short", EIO);
+    }
+    printf("%.6f %.6f\n", pct(t, runs, 0), pct(t, runs, 0.5));
+    store_close(st);
+    free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "";
@@ -422,6 +463,8 @@ int main(int argc, char **argv)
         return cmd_churn(argv[2], arg_num(argv[3]));
     if (!strcmp(c, "put1") && argc == 4)
         return cmd_put1(argv[2], arg_num(argv[3]));
+    if (!strcmp(c, "readiov") && argc == 6)
+        return cmd_readiov(argv[2], argv[3], arg_num(argv[4]), arg_num(argv[5]));
     if (!strcmp(c, "read1") && argc == 5)
         return cmd_read1(argv[2], argv[3], arg_num(argv[4]));
     fprintf(stderr, "benchtool: usage: see the comment at the top of scripts/bench/benchtool.c\n");
