@@ -7,6 +7,19 @@
 #include <string.h>
 #include <zstd.h>
 
+/* Entry K of a table row (ENTRIES as in frame_row): rec_get_le32(), but
+ * inline, for the loops over a row that every read of a compressed value
+ * runs. */
+static inline uint32_t entry_at(const unsigned char *entries, uint32_t k)
+{
+    uint32_t v;
+    memcpy(&v, entries + 4 * (size_t)k, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
 void frame_packed_free(frame_packed *p)
 {
     if (!p)
@@ -87,7 +100,8 @@ out:
 int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
 {
     const unsigned char *b = buf;
-    uint64_t nframes, want, off, olen;
+    uint64_t nframes, want, last, sum = 0;
+    uint32_t tail;
     if (len < 4 + FRAME_ROW_HDR || len > 4 + FRAME_ROW_MAX
         || rec_crc32c(b + 4, len - 4) != rec_get_le32(b))
         return STORE_ECORRUPT;
@@ -112,33 +126,41 @@ int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
     if (r->first != (uint64_t)j * FRAME_PER_ROW || r->count != want
         || len != 4 + FRAME_ROW_HDR + 4 * (size_t)r->count)
         return STORE_ECORRUPT;
-    off = r->stream_off;
+    /* Every frame is FRAME_SIZE long but the value's last; the sum of
+     * up to FRAME_PER_ROW lengths below 2^31 cannot wrap. */
+    last = nframes - 1;
+    tail = (uint32_t)(r->original_size - last * r->frame_size);
+    if (r->stream_off > r->stream_len)
+        return STORE_ECORRUPT;
     for (uint32_t k = 0; k < r->count; k++) {
-        uint32_t e = rec_get_le32(r->entries + 4 * k), n = e & ~FRAME_RAW;
-        uint64_t start = (uint64_t)(r->first + k) * r->frame_size;
-        olen = r->original_size - start < r->frame_size ? r->original_size - start : r->frame_size;
+        uint32_t e = entry_at(r->entries, k), n = e & ~FRAME_RAW;
+        uint32_t olen = r->first + k == last ? tail : r->frame_size;
         if ((e & FRAME_RAW) ? n != olen : (n == 0 || n >= olen))
             return STORE_ECORRUPT;
-        off += n;
-        if (off > r->stream_len)
-            return STORE_ECORRUPT;
+        sum += n;
     }
-    return 0;
+    return sum > r->stream_len - r->stream_off ? STORE_ECORRUPT : 0;
+}
+
+void frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
+                int *raw, uint32_t *olen)
+{
+    uint64_t fstart = (uint64_t)i * r->frame_size;
+    uint32_t e = entry_at(r->entries, i - r->first);
+    *off = start;
+    *len = e & ~FRAME_RAW;
+    *raw = !!(e & FRAME_RAW);
+    *olen = (uint32_t)(r->original_size - fstart < r->frame_size ? r->original_size - fstart
+                                                                 : r->frame_size);
 }
 
 void frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
                   int *raw, uint32_t *olen)
 {
-    uint64_t o = r->stream_off, start = (uint64_t)i * r->frame_size;
-    uint32_t k = i - r->first, e;
-    for (uint32_t m = 0; m < k; m++)
-        o += rec_get_le32(r->entries + 4 * m) & ~FRAME_RAW;
-    e = rec_get_le32(r->entries + 4 * k);
-    *off = o;
-    *len = e & ~FRAME_RAW;
-    *raw = !!(e & FRAME_RAW);
-    *olen = (uint32_t)(r->original_size - start < r->frame_size ? r->original_size - start
-                                                                : r->frame_size);
+    uint64_t o = r->stream_off;
+    for (uint32_t m = 0, k = i - r->first; m < k; m++)
+        o += entry_at(r->entries, m) & ~FRAME_RAW;
+    frame_next(r, i, o, off, len, raw, olen);
 }
 
 int frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen)

@@ -82,6 +82,11 @@ int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r);
 void frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
                   int *raw, uint32_t *olen);
 
+/* frame_locate() of frame I when frame I - 1, of the same row, ends at
+ * START in the stream: no sum over the row (a read walks frames in order). */
+void frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
+                int *raw, uint32_t *olen);
+
 /* Decodes one compressed frame: SRC (SLEN bytes) must decode to exactly
  * DLEN bytes into DST. CTX is a ZSTD_DCtx (see frame_dctx_new()). Returns 0
  * or STORE_ECORRUPT; never writes past DST + DLEN. */

@@ -164,6 +164,7 @@ struct zread {
     frame_row row;   /* the table row loaded last: row ROWJ */
     uint32_t rowj;
     struct zscratch *zs; /* decoder and buffers (zpool.c) */
+    uint64_t next, next_off; /* the frame after the last one located, where it starts */
 };
 
 /* Hands FN the N bytes at A of frame I (stream bytes at SOFF, SLEN of
@@ -207,7 +208,7 @@ static int frames_walk(const tx *t, uint64_t version, uint64_t chunk, const fram
                        struct zscratch *zs, uint64_t off, size_t len, unsigned char *dst,
                        piece_fn fn, void *ctx, size_t *nread)
 {
-    struct zread z = {t, version, chunk, *r0, 0, zs};
+    struct zread z = {t, version, chunk, *r0, 0, zs, 0, 0};
     uint64_t fsize = r0->frame_size;
     size_t pos = 0;
     int rc = 0;
@@ -230,7 +231,12 @@ static int frames_walk(const tx *t, uint64_t version, uint64_t chunk, const fram
             }
             z.rowj = j;
         }
-        frame_locate(&z.row, (uint32_t)i, &soff, &slen, &raw, &olen);
+        if (i == z.next && i > z.row.first) /* the row's sum is done up to here */
+            frame_next(&z.row, (uint32_t)i, z.next_off, &soff, &slen, &raw, &olen);
+        else
+            frame_locate(&z.row, (uint32_t)i, &soff, &slen, &raw, &olen);
+        z.next = i + 1;
+        z.next_off = soff + slen;
         size_t n = olen - a < len - pos ? olen - a : len - pos;
         if (!(rc = frame_walk(&z, soff, slen, raw, olen, a, n, dst + pos, fn, ctx)))
             pos += n;

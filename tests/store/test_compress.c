@@ -317,6 +317,33 @@ static void flipped_bit_in_compressed_value_should_be_corrupt_never_wrong(void *
     free(buf);
 }
 
+/* A value of more than one table row: reads that start in one row and end
+ * in the next, or start at any frame of the second, locate each frame
+ * (frame_locate, then frame_next for the frames after it) in the right
+ * row. Frames 999 and 1001 are raw, the others compressed. */
+static void reads_across_table_rows_should_be_exact(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = (FRAME_PER_ROW + 3) * (size_t)FRAME_SIZE + 777;
+    const size_t edge = FRAME_PER_ROW * (size_t)FRAME_SIZE; /* row 1 starts here */
+    unsigned char *t = text(len, 7), *z = noise(FRAME_SIZE, 8);
+    static struct gathered g;
+    store_entry e;
+    memcpy(t + edge - FRAME_SIZE, z, FRAME_SIZE);
+    memcpy(t + edge + FRAME_SIZE, z, FRAME_SIZE);
+    assert_int_equal(store_put(f->st, NULL, "k", t, len, NULL, &e), 0);
+    for (size_t from = edge - 2 * FRAME_SIZE - 100; from < len; from += FRAME_SIZE / 3) {
+        size_t l = from % 2 ? 256u << 10 : 5000, want = len - from < l ? len - from : l;
+        assert_int_equal(store_read_iov(f->st, e.version, from, l, gather, &g), 0);
+        assert_int_equal(g.n, want);
+        if (memcmp(g.buf, t + from, want))
+            fail_msg("store_read_iov at %zu len %zu: wrong bytes", from, l);
+    }
+    expect_get(f->st, "k", t, len);
+    free(t);
+    free(z);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -326,6 +353,7 @@ int main(void)
         T(value_that_does_not_shrink_should_stay_raw),
         T(setting_should_apply_to_later_writes_only),
         T(flipped_bit_in_compressed_value_should_be_corrupt_never_wrong),
+        T(reads_across_table_rows_should_be_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
