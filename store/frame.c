@@ -126,7 +126,7 @@ int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
     if (r->first != (uint64_t)j * FRAME_PER_ROW || r->count != want
         || len != 4 + FRAME_ROW_HDR + 4 * (size_t)r->count)
         return STORE_ECORRUPT;
-    /* Every frame is FRAME_SIZE long but the value's last; the sum of
+    /* Every frame is frame_size long but the value's last; the sum of
      * up to FRAME_PER_ROW lengths below 2^31 cannot wrap. */
     last = nframes - 1;
     tail = (uint32_t)(r->original_size - last * r->frame_size);
