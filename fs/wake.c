@@ -91,8 +91,12 @@ static int sock_open(struct ofs_wake *w, const char *path, gid_t gid)
         return errno;
     if (bind(w->listen_fd, (struct sockaddr *)&sa, len) != 0)
         return errno;
-    rc = fchmodat(w->dir_fd, tmp, 0600, 0) != 0
-         || (geteuid() == 0 && w->owner != 0 && fchownat(w->dir_fd, tmp, w->owner, gid, 0))
+    /* The directory may be the store owner's: by now TMP may be their
+     * symlink to any file of ours. Never follow it (a symlink: EOPNOTSUPP,
+     * and no socket). */
+    rc = fchmodat(w->dir_fd, tmp, 0600, AT_SYMLINK_NOFOLLOW) != 0
+         || (geteuid() == 0 && w->owner != 0
+             && fchownat(w->dir_fd, tmp, w->owner, gid, AT_SYMLINK_NOFOLLOW))
          || listen(w->listen_fd, STORE_WAKE_BACKLOG) != 0
          || renameat(w->dir_fd, tmp, w->dir_fd, w->name) != 0 ? errno : 0;
     if (rc)
