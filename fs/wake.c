@@ -58,13 +58,15 @@ static int dir_open(struct ofs_wake *w, const char *path, gid_t gid)
     int made = mkdir(path, 0700) == 0;
     if (!made && errno != EEXIST)
         return errno;
-    /* A root daemon serving a user's store: that user's writers must be
-     * able to reach the socket. */
-    if (made && geteuid() == 0 && w->owner != 0 && chown(path, w->owner, gid) != 0)
-        return errno;
     if ((w->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return errno;
     if (fstat(w->dir_fd, &sb) != 0)
+        return errno;
+    /* A root daemon serving a user's store: that user's writers must be
+     * able to reach the socket. Through the descriptor: by name, a symlink
+     * the user put in its place meanwhile would be followed. */
+    if (made && geteuid() == 0 && w->owner != 0 && sb.st_uid == 0
+        && fchown(w->dir_fd, w->owner, gid) != 0)
         return errno;
     if (!S_ISDIR(sb.st_mode) || (sb.st_mode & 077) != 0
         || (sb.st_uid != w->owner && sb.st_uid != geteuid()))

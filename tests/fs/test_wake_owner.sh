@@ -4,8 +4,10 @@
 # chown). The user can swap the socket's name for a symlink between the
 # bind and those calls: they must never follow it, or the user gets any
 # file of root's (here a root-owned 0644 file became the user's, 0600).
-# strace widens the race to a second (bind's return is delayed), so the
-# swap is made every time, not by luck.
+# The same for the directory: made by the daemon (mkdir), then given to the
+# user; the user may have put a symlink in its place meanwhile.
+# strace widens each race to a second (bind's or mkdir's return is
+# delayed), so the swap is made every time, not by luck.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mountlib.sh"
 m_require_fuse
@@ -34,7 +36,32 @@ else
 fi
 t_wait_until 10 _m_mounted_or_dead "$M" "$pid"
 t_eq "the daemon mounts all the same" "$(mountpoint -q "$M" && echo yes)" yes
+t_eq "the wake-up directory the daemon made is the user's, private" \
+    "$(stat -c '%u %a' "$S/wake")" "65534 700"
 t_eq "root's file keeps its owner and mode" "$(stat -c '%u %a' "$V")" "0 644"
 t_eq "root's file keeps its bytes" "$(cat "$V")" "root's file"
 t_rc "the daemon exits 0 at unmount" 0 m_umount "$M"
+
+# ---- the directory ----------------------------------------------------------
+S2=$(m_store s2) || { t_not_ok "make a store"; t_done; }
+chown -R 65534:65534 "$S2"
+V2=$T_TMP/victim2
+echo "root's file" >"$V2" && chmod 644 "$V2"
+M2=$T_TMP/m2
+mkdir -p "$M2"
+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 strace -f -o /dev/null -e trace=mkdir \
+    -e inject=mkdir:delay_exit=1000000 "$M_FS" -f "$S2" "$M2" >"$M2.log" 2>&1 &
+pid=$!
+M_PIDS[$M2]=$pid
+t_on_exit "_m_cleanup '$M2' $pid"
+if t_wait_until 10 test -d "$S2/wake"; then
+    as_nobody sh -c "rmdir '$S2/wake' && ln -s '$V2' '$S2/wake'"
+    t_eq "the user swapped the daemon's new wake directory for a symlink to root's file" "$?" 0
+else
+    t_not_ok "the daemon makes its wake-up directory"
+fi
+t_wait_until 10 _m_mounted_or_dead "$M2" "$pid"
+t_eq "the daemon mounts all the same" "$(mountpoint -q "$M2" && echo yes)" yes
+t_eq "root's file keeps its owner and mode" "$(stat -c '%u %a' "$V2")" "0 644"
+t_rc "the daemon exits 0 at unmount" 0 m_umount "$M2"
 t_done
