@@ -93,6 +93,32 @@ static void store_wake_should_remove_a_dead_daemons_socket(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* STORE/wake a symlink (the store's owner made it; the writer may be
+ * root): its target is not the wake directory, and the writer must not
+ * remove what it finds there as "stale" sockets. */
+static void store_wake_should_not_follow_a_symlinked_wake_directory(void **state)
+{
+    struct fx *f = *state;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char other[96], link[96];
+    store_wake_result r;
+    struct stat sb;
+    int fd, rc;
+    snprintf(other, sizeof other, "%s/elsewhere", f->dir);
+    snprintf(link, sizeof link, "%s/" STORE_WAKE_DIR, f->dir);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(symlink("elsewhere", link), 0);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/x" STORE_WAKE_SUFFIX, other);
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0); /* not listening */
+    rc = store_wake(f->dir, 1, STORE_WAKE_TIMEOUT_MS, &r);
+    assert_true(rc == ENOTDIR || rc == ELOOP); /* Linux: O_DIRECTORY's ENOTDIR */
+    assert_int_equal(r.daemons + r.stale, 0);
+    assert_int_equal(stat(sa.sun_path, &sb), 0);
+    close(fd);
+}
+
 static void store_wake_should_ignore_names_that_are_not_sockets_of_daemons(void **state)
 {
     struct fx *f = *state;
@@ -211,6 +237,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(store_wake_should_find_nothing_without_a_wake_directory, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_remove_a_dead_daemons_socket, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_ignore_names_that_are_not_sockets_of_daemons, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(store_wake_should_not_follow_a_symlinked_wake_directory, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_give_up_on_a_silent_daemon_within_the_bound, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_not_wait_on_a_full_backlog, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_count_an_answer_at_or_past_the_generation, fx_setup, fx_teardown),
