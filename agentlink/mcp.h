@@ -217,8 +217,10 @@ int mcp_relay_run(const mcp_relay_opts *o);
 
 /* ---- The command (cli_mcp.c, in build/agentlink only) -------------------- */
 /* 1 when ARGV's command (its first argument that is neither an option nor
- * an option's value) is "mcp-proxy". */
-int cli_mcp_wanted(int argc, char **argv);
+ * an option's value) is "mcp-proxy". OPTS: agentlink's getopt_long table,
+ * which says which options take a value. */
+struct option;
+int cli_mcp_wanted(int argc, char **argv, const struct option *opts);
 
 /* Runs "agentlink [OPTIONS] mcp-proxy [OPTIONS] -- COMMAND [ARG...]" and
  * returns its exit status (see doc/agentlink.1). */
