@@ -596,6 +596,22 @@ static void read_answer_should_stay_within_the_budget(void **state)
     free(one);
 }
 
+/* The pattern runs over each line with REG_STARTEND; regexec() is still
+ * handed a string, which ASan's interceptor (and a libc without
+ * REG_STARTEND) reads to its NUL: the value must have one after it. */
+static void read_answer_should_match_a_pattern_on_the_last_line(void **state)
+{
+    struct fx *f = *state;
+    char args[200], *t = NULL;
+    int err = -1;
+    assert_int_equal(al_store_put(f->h, "aas", "aaaa\nx1\\1", 9, "t", NULL, NULL), 0);
+    snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"[\\\\1]\\\\\\\\1\"}");
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, &err), 0);
+    assert_int_equal(err, 0);
+    has(t, "\n2\tx1\\1\n");
+    free(t);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -712,6 +728,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
