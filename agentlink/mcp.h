@@ -194,7 +194,8 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
  * PATTERN is a POSIX extended regular expression (regcomp REG_EXTENDED);
- * with it only matching lines count, with their numbers.
+ * with it only matching lines count, with their numbers. A back-reference
+ * (\1, a glibc extension that can take exponential time) is refused.
  * Returns 0 or ENOMEM. */
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
                     char **text, size_t *tlen, int *is_error);

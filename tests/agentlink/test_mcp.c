@@ -612,6 +612,27 @@ static void read_answer_should_match_a_pattern_on_the_last_line(void **state)
     free(t);
 }
 
+/* A back-reference (a glibc extension to POSIX EREs) makes regexec()
+ * exponential: "(a*)(a*)(a*)\\3\\2\\1c" took over 10 s on one line of 120
+ * 'a's, the proxy's one thread stuck and the whole session with it. Such a
+ * pattern is refused (a backslash and digit inside brackets is none: the
+ * test above). */
+static void read_answer_should_refuse_back_references(void **state)
+{
+    struct fx *f = *state;
+    static const char *const refused[] = {"(a)\\\\1", "^(x|a)+\\\\2$", "b|(a*)(a*)\\\\2\\\\1c"};
+    char args[200], *t = NULL;
+    int err = -1;
+    assert_int_equal(al_store_put(f->h, "aas", "aaaa\n", 5, "t", NULL, NULL), 0);
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"%s\"}", refused[i]);
+        assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, &err), 0);
+        assert_int_equal(err, 1);
+        has(t, "back-reference");
+        free(t);
+    }
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -729,6 +750,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
