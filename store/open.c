@@ -238,6 +238,7 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
 
 int store_open(store **out, const char *dir, unsigned flags)
 {
+    char *abs;
     store *st;
     int rc = 0;
     *out = NULL;
@@ -258,6 +259,12 @@ int store_open(store **out, const char *dir, unsigned flags)
         free(st->path);
         free(st);
         return rc;
+    }
+    /* Absolute: the wake-up after each write (wake.c) must find this
+     * store's STORE/wake after a chdir too. */
+    if ((abs = realpath(dir, NULL))) {
+        free(st->path);
+        st->path = abs;
     }
     *out = st;
     return 0;

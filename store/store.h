@@ -124,7 +124,8 @@ int store_open(store **out, const char *dir, unsigned flags);
 /* Releases a handle (NULL is fine). Never fails. */
 void store_close(store *st);
 
-/* The directory the handle was opened on; valid until store_close(). */
+/* The directory the handle was opened on, made absolute (realpath) at the
+ * open; valid until store_close(). */
 const char *store_path(const store *st);
 
 /* ---- Limits ----------------------------------------------------------- */

@@ -231,6 +231,37 @@ static void store_put_should_wait_for_the_daemons_answer(void **state)
     close(a.listen_fd);
 }
 
+/* A store opened by a relative path, then the process changes directory
+ * (agents do): writes still go to that store, and must still wake its
+ * daemons, not look for STORE/wake under the new directory. */
+static void store_put_should_wake_daemons_after_a_chdir(void **state)
+{
+    struct fx *f = *state;
+    struct answerer a = {fake_daemon(f, "8-cwd.sock", 8, 1), 0, 1, 0, 0};
+    char base[64], cwd[4096];
+    store *rel;
+    store_stats s;
+    pthread_t th;
+    int rc;
+    snprintf(base, sizeof base, "%s", f->dir);
+    *strrchr(base, '/') = '\0';
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(base), 0);
+    assert_int_equal(store_open(&rel, "store", STORE_NOSYNC), 0);
+    assert_int_equal(chdir("/"), 0);
+    assert_int_equal(store_stats_get(rel, &s), 0);
+    a.answer = s.generation + 1;
+    assert_int_equal(pthread_create(&th, NULL, answer_one, &a), 0);
+    rc = fx_put(rel, NULL, "k", 100, 1, NULL);
+    /* Not woken: the stand-in gives up after its 5 s timeout. */
+    pthread_join(th, NULL);
+    close(a.listen_fd);
+    store_close(rel);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(a.answered, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +274,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(store_wake_should_count_an_answer_at_or_past_the_generation, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_stop_waiting_when_a_daemon_goes_away, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_put_should_wait_for_the_daemons_answer, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(store_put_should_wake_daemons_after_a_chdir, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
