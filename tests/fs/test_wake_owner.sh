@@ -15,18 +15,24 @@ command -v strace >/dev/null || { t_not_ok "strace is installed (scripts/deps.sh
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 chmod 711 "$T_TMP" # let nobody reach the store
-S=$(m_store s) || { t_not_ok "make a store"; t_done; }
-chown -R 65534:65534 "$S"
-V=$T_TMP/victim
-echo "root's file" >"$V" && chmod 644 "$V"
-M=$T_TMP/m
-mkdir -p "$M"
-# LeakSanitizer cannot run under ptrace: leaks are the other suites' to find.
-ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 strace -f -o /dev/null -e trace=bind -e inject=bind:delay_exit=1000000 \
-    "$M_FS" -f "$S" "$M" >"$M.log" 2>&1 &
-pid=$!
-M_PIDS[$M]=$pid
-t_on_exit "_m_cleanup '$M' $pid"
+# setup NAME SYSCALL: a store of nobody's ($S), a root file ($V) and a daemon
+# mounting $S on $M whose SYSCALL returns a second late ($pid).
+setup() {
+    S=$(m_store "$1") || { t_not_ok "make a store"; t_done; }
+    chown -R 65534:65534 "$S"
+    V=$T_TMP/victim-$1
+    echo "root's file" >"$V" && chmod 644 "$V"
+    M=$T_TMP/m-$1
+    mkdir -p "$M"
+    # LeakSanitizer cannot run under ptrace: leaks are the other suites' to find.
+    ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 strace -f -o /dev/null -e trace="$2" \
+        -e inject="$2":delay_exit=1000000 "$M_FS" -f "$S" "$M" >"$M.log" 2>&1 &
+    pid=$!
+    M_PIDS[$M]=$pid
+    t_on_exit "_m_cleanup '$M' $pid"
+}
+
+setup sock bind
 new_name() { tmp=$(cd "$S/wake" 2>/dev/null && ls | grep '\.new$' | head -1); [ -n "$tmp" ]; }
 if t_wait_until 10 new_name; then
     as_nobody sh -c "ln -s '$V' '$S/wake/swap' && mv -f '$S/wake/swap' '$S/wake/$tmp'"
@@ -43,25 +49,15 @@ t_eq "root's file keeps its bytes" "$(cat "$V")" "root's file"
 t_rc "the daemon exits 0 at unmount" 0 m_umount "$M"
 
 # ---- the directory ----------------------------------------------------------
-S2=$(m_store s2) || { t_not_ok "make a store"; t_done; }
-chown -R 65534:65534 "$S2"
-V2=$T_TMP/victim2
-echo "root's file" >"$V2" && chmod 644 "$V2"
-M2=$T_TMP/m2
-mkdir -p "$M2"
-ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 strace -f -o /dev/null -e trace=mkdir \
-    -e inject=mkdir:delay_exit=1000000 "$M_FS" -f "$S2" "$M2" >"$M2.log" 2>&1 &
-pid=$!
-M_PIDS[$M2]=$pid
-t_on_exit "_m_cleanup '$M2' $pid"
-if t_wait_until 10 test -d "$S2/wake"; then
-    as_nobody sh -c "rmdir '$S2/wake' && ln -s '$V2' '$S2/wake'"
+setup dir mkdir
+if t_wait_until 10 test -d "$S/wake"; then
+    as_nobody sh -c "rmdir '$S/wake' && ln -s '$V' '$S/wake'"
     t_eq "the user swapped the daemon's new wake directory for a symlink to root's file" "$?" 0
 else
     t_not_ok "the daemon makes its wake-up directory"
 fi
-t_wait_until 10 _m_mounted_or_dead "$M2" "$pid"
-t_eq "the daemon mounts all the same" "$(mountpoint -q "$M2" && echo yes)" yes
-t_eq "root's file keeps its owner and mode" "$(stat -c '%u %a' "$V2")" "0 644"
-t_rc "the daemon exits 0 at unmount" 0 m_umount "$M2"
+t_wait_until 10 _m_mounted_or_dead "$M" "$pid"
+t_eq "the daemon mounts all the same" "$(mountpoint -q "$M" && echo yes)" yes
+t_eq "root's file keeps its owner and mode" "$(stat -c '%u %a' "$V")" "0 644"
+t_rc "the daemon exits 0 at unmount" 0 m_umount "$M"
 t_done
