@@ -596,17 +596,26 @@ static void read_answer_should_stay_within_the_budget(void **state)
     free(one);
 }
 
+/* The read tool's answer for key "aas" and PATTERN (JSON-escaped): its
+ * text (yours) and whether it is an error. */
+static char *read_pattern(struct fx *f, const char *pattern, int *err)
+{
+    char args[200], *t = NULL;
+    snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"%s\"}", pattern);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, err), 0);
+    return t;
+}
+
 /* The pattern runs over each line with REG_STARTEND; regexec() is still
  * handed a string, which ASan's interceptor (and a libc without
  * REG_STARTEND) reads to its NUL: the value must have one after it. */
 static void read_answer_should_match_a_pattern_on_the_last_line(void **state)
 {
     struct fx *f = *state;
-    char args[200], *t = NULL;
+    char *t;
     int err = -1;
     assert_int_equal(al_store_put(f->h, "aas", "aaaa\nx1\\1", 9, "t", NULL, NULL), 0);
-    snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"[\\\\1]\\\\\\\\1\"}");
-    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, &err), 0);
+    t = read_pattern(f, "[\\\\1]\\\\\\\\1", &err);
     assert_int_equal(err, 0);
     has(t, "\n2\tx1\\1\n");
     free(t);
@@ -621,12 +630,10 @@ static void read_answer_should_refuse_back_references(void **state)
 {
     struct fx *f = *state;
     static const char *const refused[] = {"(a)\\\\1", "^(x|a)+\\\\2$", "b|(a*)(a*)\\\\2\\\\1c"};
-    char args[200], *t = NULL;
-    int err = -1;
     assert_int_equal(al_store_put(f->h, "aas", "aaaa\n", 5, "t", NULL, NULL), 0);
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
-        snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"%s\"}", refused[i]);
-        assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, &err), 0);
+        int err = -1;
+        char *t = read_pattern(f, refused[i], &err);
         assert_int_equal(err, 1);
         has(t, "back-reference");
         free(t);
