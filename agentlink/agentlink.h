@@ -365,7 +365,8 @@ int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
                         const char *tool, al_entry *e, char **path);
 
 /* Reads KEY: *DATA gets its bytes (yours; never NULL on success, even for
- * an empty value), *LEN their count, E (may be NULL) the entry.
+ * an empty value; a NUL follows them, not counted), *LEN their count, E
+ * (may be NULL) the entry.
  * Errors: AL_ENOTFOUND (never written), AL_EEVICTED (E's gone_ns and
  * gone_reason say when and why), AL_ENOSTORE (no store there: never
  * written either), AL_ENAME_*, ENOMEM, LMDB failures. */

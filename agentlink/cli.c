@@ -1508,7 +1508,7 @@ int main(int argc, char **argv)
     const cmd *c = NULL;
     int ch, nargs;
 
-    if (cli_mcp_wanted(argc, argv)) /* its own options and the server's argv */
+    if (cli_mcp_wanted(argc, argv, longopts)) /* its own options and the server's argv */
         return cli_mcp_main(argc, argv);
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {

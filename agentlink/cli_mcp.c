@@ -38,16 +38,16 @@ static int mcp_usage_error(const char *what, const char *subject)
     return 2;
 }
 
-int cli_mcp_wanted(int argc, char **argv)
+int cli_mcp_wanted(int argc, char **argv, const struct option *opts)
 {
-    static const char *const with_value[] = {"--store", "--namespace", "--mount", "--config"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0)
             return 0;
         if (a[0] == '-') {
-            for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-                if (strcmp(a, with_value[k]) == 0)
+            /* "--tool mcp-proxy" names a tool: skip every option's value. */
+            for (const struct option *o = opts; a[1] == '-' && o->name; o++)
+                if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
                     i++;
             continue;
         }

@@ -194,7 +194,8 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
  * PATTERN is a POSIX extended regular expression (regcomp REG_EXTENDED);
- * with it only matching lines count, with their numbers.
+ * with it only matching lines count, with their numbers. A back-reference
+ * (\1, a glibc extension that can take exponential time) is refused.
  * Returns 0 or ENOMEM. */
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
                     char **text, size_t *tlen, int *is_error);
@@ -217,8 +218,10 @@ int mcp_relay_run(const mcp_relay_opts *o);
 
 /* ---- The command (cli_mcp.c, in build/agentlink only) -------------------- */
 /* 1 when ARGV's command (its first argument that is neither an option nor
- * an option's value) is "mcp-proxy". */
-int cli_mcp_wanted(int argc, char **argv);
+ * an option's value) is "mcp-proxy". OPTS: agentlink's getopt_long table,
+ * which says which options take a value. */
+struct option;
+int cli_mcp_wanted(int argc, char **argv, const struct option *opts);
 
 /* Runs "agentlink [OPTIONS] mcp-proxy [OPTIONS] -- COMMAND [ARG...]" and
  * returns its exit status (see doc/agentlink.1). */

@@ -58,13 +58,15 @@ static int dir_open(struct ofs_wake *w, const char *path, gid_t gid)
     int made = mkdir(path, 0700) == 0;
     if (!made && errno != EEXIST)
         return errno;
-    /* A root daemon serving a user's store: that user's writers must be
-     * able to reach the socket. */
-    if (made && geteuid() == 0 && w->owner != 0 && chown(path, w->owner, gid) != 0)
-        return errno;
     if ((w->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return errno;
     if (fstat(w->dir_fd, &sb) != 0)
+        return errno;
+    /* A root daemon serving a user's store: that user's writers must be
+     * able to reach the socket. Through the descriptor: by name, a symlink
+     * the user put in its place meanwhile would be followed. */
+    if (made && geteuid() == 0 && w->owner != 0 && sb.st_uid == 0
+        && fchown(w->dir_fd, w->owner, gid) != 0)
         return errno;
     if (!S_ISDIR(sb.st_mode) || (sb.st_mode & 077) != 0
         || (sb.st_uid != w->owner && sb.st_uid != geteuid()))
@@ -91,8 +93,12 @@ static int sock_open(struct ofs_wake *w, const char *path, gid_t gid)
         return errno;
     if (bind(w->listen_fd, (struct sockaddr *)&sa, len) != 0)
         return errno;
-    rc = fchmodat(w->dir_fd, tmp, 0600, 0) != 0
-         || (geteuid() == 0 && w->owner != 0 && fchownat(w->dir_fd, tmp, w->owner, gid, 0))
+    /* The directory may be the store owner's: by now TMP may be their
+     * symlink to any file of ours. Never follow it (a symlink: EOPNOTSUPP,
+     * and no socket). */
+    rc = fchmodat(w->dir_fd, tmp, 0600, AT_SYMLINK_NOFOLLOW) != 0
+         || (geteuid() == 0 && w->owner != 0
+             && fchownat(w->dir_fd, tmp, w->owner, gid, AT_SYMLINK_NOFOLLOW))
          || listen(w->listen_fd, STORE_WAKE_BACKLOG) != 0
          || renameat(w->dir_fd, tmp, w->dir_fd, w->name) != 0 ? errno : 0;
     if (rc)

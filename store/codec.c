@@ -7,12 +7,7 @@
 int store_compression_get(store *st, unsigned *out)
 {
     rec_state s;
-    tx t;
-    int rc = tx_begin(st, 0, &t);
-    if (rc)
-        return rc;
-    rc = state_load(&t, &s);
-    tx_abort(&t);
+    int rc = state_read(st, &s);
     if (!rc)
         *out = s.compression;
     return rc;

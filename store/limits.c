@@ -41,12 +41,7 @@ static int result_cfg_save(const tx *t, const rec_state *s, uint64_t cfg)
 int store_limits_get(store *st, store_limits *out)
 {
     rec_state s;
-    tx t;
-    int rc = tx_begin(st, 0, &t);
-    if (rc)
-        return rc;
-    rc = state_load(&t, &s);
-    tx_abort(&t);
+    int rc = state_read(st, &s);
     if (!rc) {
         out->max_total_bytes = s.max_total;
         out->max_result_bytes = s.max_result;

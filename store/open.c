@@ -5,6 +5,7 @@
 #include "store/store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,17 @@ static int env_init_dbs(struct shared_env *se, store *tmp)
     return rc;
 }
 
+/* LMDB (0.9.24) opens data.mdb without FD_CLOEXEC (lock.mdb with it):
+ * every program a process holding a store runs would inherit a writable
+ * descriptor of the data (mcp-proxy's MCP server, say). */
+static void fd_cloexec(MDB_env *env)
+{
+    mdb_filehandle_t fd;
+    int fl;
+    if (!mdb_env_get_fd(env, &fd) && (fl = fcntl(fd, F_GETFD)) >= 0)
+        (void)fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
 static int env_open(struct shared_env *se, const char *dir, int creating)
 {
     unsigned mflags = MDB_NOTLS;
@@ -144,6 +156,8 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
     rc = mdb_env_open(se->env, dir, mflags, 0600);
     if (rc == ENOENT)
         rc = STORE_ENOSTORE;
+    if (!rc)
+        fd_cloexec(se->env);
     if (!rc)
         rc = env_check_size(se->env);
     if (!rc)
@@ -224,6 +238,7 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
 
 int store_open(store **out, const char *dir, unsigned flags)
 {
+    char *abs;
     store *st;
     int rc = 0;
     *out = NULL;
@@ -244,6 +259,12 @@ int store_open(store **out, const char *dir, unsigned flags)
         free(st->path);
         free(st);
         return rc;
+    }
+    /* Absolute: the wake-up after each write (wake.c) must find this
+     * store's STORE/wake after a chdir too. */
+    if ((abs = realpath(dir, NULL))) {
+        free(st->path);
+        st->path = abs;
     }
     *out = st;
     return 0;

@@ -424,6 +424,7 @@ out:
         free(p);
         return rc;
     }
+    p[got] = '\0'; /* not counted: for readers that want a C string */
     *buf = p;
     *len = got;
     return 0;

@@ -124,7 +124,8 @@ int store_open(store **out, const char *dir, unsigned flags);
 /* Releases a handle (NULL is fine). Never fails. */
 void store_close(store *st);
 
-/* The directory the handle was opened on; valid until store_close(). */
+/* The directory the handle was opened on, made absolute (realpath) at the
+ * open; valid until store_close(). */
 const char *store_path(const store *st);
 
 /* ---- Limits ----------------------------------------------------------- */
@@ -258,8 +259,8 @@ int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
 
 /* Reads the whole value of (NS, KEY) in one read transaction.
  * On success *BUF is malloc'd storage you now own (free() it; never NULL,
- * even for an empty value), *LEN its length, *E (may be NULL) the entry.
- * Errors: as store_lookup (with *T), ENOMEM. */
+ * even for an empty value), *LEN its length (a NUL follows, not counted),
+ * *E (may be NULL) the entry. Errors: as store_lookup (with *T), ENOMEM. */
 int store_get(store *st, const char *ns, const char *key, void **buf,
               size_t *len, store_entry *e, store_tomb *t);
 

@@ -117,6 +117,8 @@ int db_del(const tx *t, int which, const void *k, size_t klen);
 /* The state record; a missing one is STORE_ENOSTORE. */
 int state_load(const tx *t, rec_state *s);
 int state_save(const tx *t, const rec_state *s);
+/* state_load() in a read transaction of its own. */
+int state_read(store *st, rec_state *s);
 
 /* Builds ns \0 key into OUT (NAME_BUF bytes) after checking both parts. */
 int name_make(const char *ns, const char *key, char *out, size_t *len);

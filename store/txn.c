@@ -166,6 +166,17 @@ int state_load(const tx *t, rec_state *s)
     return 0;
 }
 
+int state_read(store *st, rec_state *s)
+{
+    tx t;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = state_load(&t, s);
+    tx_abort(&t);
+    return rc;
+}
+
 int state_save(const tx *t, const rec_state *s)
 {
     unsigned char buf[REC_STATE_LEN], codec[REC_CODEC_LEN];

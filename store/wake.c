@@ -160,7 +160,9 @@ int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
         *res = r;
     if ((size_t)snprintf(path, sizeof path, "%s/" STORE_WAKE_DIR, dir) >= sizeof path)
         return ENAMETOOLONG;
-    if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    /* Not through a symlink: its target is no wake directory of ours, and
+     * what refuses a connection there is not ours to remove. */
+    if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return errno == ENOENT ? 0 : errno;
     if (!(d = fdopendir(dfd))) {
         int rc = errno;

@@ -149,7 +149,12 @@ function globToRegExp(pattern) {
     } else re += c.replace(/[.+^$()|\\\]]/g, "\\$&");
   }
   while (depth-- > 0) re += ")";
-  return new RegExp(`^${re}$`, "s");
+  try {
+    return new RegExp(`^${re}$`, "s");
+  } catch {
+    // A class no RegExp takes ("[z-a]"): it matches no name, as micromatch's.
+    return /(?!)/;
+  }
 }
 
 /**

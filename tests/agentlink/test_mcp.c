@@ -596,6 +596,50 @@ static void read_answer_should_stay_within_the_budget(void **state)
     free(one);
 }
 
+/* The read tool's answer for key "aas" and PATTERN (JSON-escaped): its
+ * text (yours) and whether it is an error. */
+static char *read_pattern(struct fx *f, const char *pattern, int *err)
+{
+    char args[200], *t = NULL;
+    snprintf(args, sizeof args, "{\"path\":\"aas\",\"pattern\":\"%s\"}", pattern);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, err), 0);
+    return t;
+}
+
+/* The pattern runs over each line with REG_STARTEND; regexec() is still
+ * handed a string, which ASan's interceptor (and a libc without
+ * REG_STARTEND) reads to its NUL: the value must have one after it. */
+static void read_answer_should_match_a_pattern_on_the_last_line(void **state)
+{
+    struct fx *f = *state;
+    char *t;
+    int err = -1;
+    assert_int_equal(al_store_put(f->h, "aas", "aaaa\nx1\\1", 9, "t", NULL, NULL), 0);
+    t = read_pattern(f, "[\\\\1]\\\\\\\\1", &err);
+    assert_int_equal(err, 0);
+    has(t, "\n2\tx1\\1\n");
+    free(t);
+}
+
+/* A back-reference (a glibc extension to POSIX EREs) makes regexec()
+ * exponential: "(a*)(a*)(a*)\\3\\2\\1c" took over 10 s on one line of 120
+ * 'a's, the proxy's one thread stuck and the whole session with it. Such a
+ * pattern is refused (a backslash and digit inside brackets is none: the
+ * test above). */
+static void read_answer_should_refuse_back_references(void **state)
+{
+    struct fx *f = *state;
+    static const char *const refused[] = {"(a)\\\\1", "^(x|a)+\\\\2$", "b|(a*)(a*)\\\\2\\\\1c"};
+    assert_int_equal(al_store_put(f->h, "aas", "aaaa\n", 5, "t", NULL, NULL), 0);
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        int err = -1;
+        char *t = read_pattern(f, refused[i], &err);
+        assert_int_equal(err, 1);
+        has(t, "back-reference");
+        free(t);
+    }
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -712,6 +756,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),

@@ -182,6 +182,18 @@ test("glob matches *, **, ?, {a,b} and [..] like micromatch (dot files included)
   }
 });
 
+test("a glob no regular expression can express ('[z-a]') matches nothing, as FilesystemBackend's: no throw", async () => {
+  const b = mounted();
+  await b.write("/g_bad.txt", "g\n");
+  const fsb = plain({ "g_bad.txt": "g\n" });
+  for (const x of [b, unmounted()]) {
+    for (const g of ["[z-a]", "g_[z-a].txt"]) {
+      assert.deepEqual(await x.glob(g), await fsb.glob(g), g);
+      assert.deepEqual(await x.grep("g", "/", g), await fsb.grep("g", "/", g), g);
+    }
+  }
+});
+
 test("edit answers a read-only error and changes nothing", async () => {
   const b = mounted();
   await b.write("/call_ro.txt", "keep me\n");

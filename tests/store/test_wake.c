@@ -93,6 +93,32 @@ static void store_wake_should_remove_a_dead_daemons_socket(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* STORE/wake a symlink (the store's owner made it; the writer may be
+ * root): its target is not the wake directory, and the writer must not
+ * remove what it finds there as "stale" sockets. */
+static void store_wake_should_not_follow_a_symlinked_wake_directory(void **state)
+{
+    struct fx *f = *state;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char other[96], link[96];
+    store_wake_result r;
+    struct stat sb;
+    int fd, rc;
+    snprintf(other, sizeof other, "%s/elsewhere", f->dir);
+    snprintf(link, sizeof link, "%s/" STORE_WAKE_DIR, f->dir);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(symlink("elsewhere", link), 0);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/x" STORE_WAKE_SUFFIX, other);
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0); /* not listening */
+    rc = store_wake(f->dir, 1, STORE_WAKE_TIMEOUT_MS, &r);
+    assert_true(rc == ENOTDIR || rc == ELOOP); /* Linux: O_DIRECTORY's ENOTDIR */
+    assert_int_equal(r.daemons + r.stale, 0);
+    assert_int_equal(stat(sa.sun_path, &sb), 0);
+    close(fd);
+}
+
 static void store_wake_should_ignore_names_that_are_not_sockets_of_daemons(void **state)
 {
     struct fx *f = *state;
@@ -205,17 +231,50 @@ static void store_put_should_wait_for_the_daemons_answer(void **state)
     close(a.listen_fd);
 }
 
+/* A store opened by a relative path, then the process changes directory
+ * (agents do): writes still go to that store, and must still wake its
+ * daemons, not look for STORE/wake under the new directory. */
+static void store_put_should_wake_daemons_after_a_chdir(void **state)
+{
+    struct fx *f = *state;
+    struct answerer a = {fake_daemon(f, "8-cwd.sock", 8, 1), 0, 1, 0, 0};
+    char base[64], cwd[4096];
+    store *rel;
+    store_stats s;
+    pthread_t th;
+    int rc;
+    snprintf(base, sizeof base, "%s", f->dir);
+    *strrchr(base, '/') = '\0';
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(base), 0);
+    assert_int_equal(store_open(&rel, "store", STORE_NOSYNC), 0);
+    assert_int_equal(chdir("/"), 0);
+    assert_int_equal(store_stats_get(rel, &s), 0);
+    a.answer = s.generation + 1;
+    assert_int_equal(pthread_create(&th, NULL, answer_one, &a), 0);
+    rc = fx_put(rel, NULL, "k", 100, 1, NULL);
+    /* Not woken: the stand-in gives up after its 5 s timeout. */
+    pthread_join(th, NULL);
+    close(a.listen_fd);
+    store_close(rel);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(a.answered, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(store_wake_should_find_nothing_without_a_wake_directory, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_remove_a_dead_daemons_socket, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_ignore_names_that_are_not_sockets_of_daemons, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(store_wake_should_not_follow_a_symlinked_wake_directory, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_give_up_on_a_silent_daemon_within_the_bound, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_not_wait_on_a_full_backlog, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_count_an_answer_at_or_past_the_generation, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_wake_should_stop_waiting_when_a_daemon_goes_away, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_put_should_wait_for_the_daemons_answer, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(store_put_should_wake_daemons_after_a_chdir, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
