@@ -85,7 +85,7 @@ static size_t make_value(char *buf, unsigned i, const char *tag)
 static long read_path(const char *path, char *buf, size_t cap)
 {
     long n = 0;
-    ssize_t r;
+    ssize_t r = 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -errno;
