@@ -213,7 +213,11 @@ typedef struct mcp_relay_opts {
  * such file) and 126 when it can be found but not run (messages on
  * stderr). SIGINT, SIGTERM and SIGHUP received are sent on to the server;
  * the client closing its side closes the server's stdin, and the relay
- * waits for the server to exit. */
+ * waits for the server to exit (MCP "Lifecycle", stdio shutdown): when it
+ * has not exited MCP_TERM_AFTER_MS later it gets SIGTERM, and SIGKILL
+ * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. */
+#define MCP_TERM_AFTER_MS 3000
+#define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
 
 /* ---- The command (cli_mcp.c, in build/agentlink only) -------------------- */

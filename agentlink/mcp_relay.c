@@ -56,6 +56,7 @@ typedef struct relay {
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
     int out_flags;           /* the client stdout's flags, restored at exit */
+    int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
 } relay;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -413,9 +414,32 @@ static void maybe_close_child_in(relay *r)
         side_close_out(d);
 }
 
+/* The server did not exit after its stdin closed: SIGTERM, then SIGKILL
+ * (mcp.h). Returns the poll timeout until the next step, or -1. */
+static int stop_server(relay *r, long closed_at)
+{
+    long waited = ms_now() - closed_at;
+    if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
+        logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
+              r->cmd, MCP_TERM_AFTER_MS);
+        kill(r->child, SIGTERM);
+        r->stop_step = 1;
+    }
+    if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
+        logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
+              MCP_KILL_AFTER_MS);
+        kill(r->child, SIGKILL);
+        r->stop_step = 2;
+    }
+    if (r->stop_step == 2)
+        return -1;
+    return (int)((r->stop_step == 0 ? MCP_TERM_AFTER_MS : MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS)
+                 - waited);
+}
+
 static void loop(relay *r)
 {
-    long reaped_at = -1;
+    long reaped_at = -1, closed_at = -1;
     for (;;) {
         struct pollfd pf[5];
         int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1;
@@ -433,6 +457,10 @@ static void loop(relay *r)
         maybe_close_child_in(r);
         if (r->reaped && reaped_at < 0)
             reaped_at = ms_now();
+        if (r->c2s.out < 0 && closed_at < 0)
+            closed_at = ms_now();
+        if (!r->reaped && closed_at >= 0)
+            timeout = stop_server(r, closed_at);
         if (finished(r))
             return;
         if (r->reaped) {

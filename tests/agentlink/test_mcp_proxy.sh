@@ -256,6 +256,20 @@ call 1 text '{"n":1}' >"$IN"
 MCP_SERVER_EXIT=4 proxy
 t_eq "the client closing stdin: the server sees its end, the proxy its status" "$RC:$(tail -1 "$MCP_SERVER_LOG")" "4:eof"
 
+# A server that ignores the end of its stdin: the proxy sends SIGTERM after
+# MCP_TERM_AFTER_MS, then SIGKILL after MCP_KILL_AFTER_MS more (mcp.h), and
+# relays what the server writes until it exits.
+echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'trap "echo bye; exit 5" TERM; echo up; while :; do sleep 0.05; done' \
+    <"$IN" >"$OUT" 2>"$ERR"
+t_eq "a server deaf to stdin's end gets SIGTERM; its last words relayed, its status" \
+    "$?:$(tr '\n' ' ' <"$OUT")" "5:up bye "
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'echo up; exec sleep 60' <"$IN" >"$OUT" 2>"$ERR"
+t_eq "... one that dies of SIGTERM: 143" "$?" 143
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'trap "" TERM; echo up; exec sleep 60' <"$IN" >"$OUT" 2>"$ERR"
+t_eq "... one that ignores SIGTERM gets SIGKILL: 137" "$?" 137
+has "... said so" "$(cat "$ERR")" "did not exit"
+
 # Signals reach the server (it writes "term" and exits 7).
 : >"$MCP_SERVER_LOG"
 mkfifo "$T_TMP/fifo"
