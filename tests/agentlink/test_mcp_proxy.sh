@@ -309,6 +309,20 @@ exec 7>&-
 wait
 t_eq "... quietly" "$(cat "$ERR")" ""
 
+# stdout and stderr one pipe (2>&1), read slowly: the proxy must not make
+# that shared description non-blocking, or the server's stderr lines (and
+# the proxy's own log lines) are lost to EAGAIN.
+( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- python3 -c '
+import sys
+sys.stdin.readline()
+for i in range(2000):
+    sys.stderr.write("e%d %s\n" % (i, "x" * 1000))
+sys.stderr.flush()
+print("done")' 2>&1; echo "rc=$?" ) | { sleep 1; cat; } >"$OUT"
+t_eq "2>&1, a slow reader: every stderr line of the server arrives" "$(grep -c '^e[0-9]* x*$' "$OUT")" 2000
+t_eq "... and the proxy's own log line, and its output, and status 0" \
+    "$(grep -c "^agentlink: mcp-proxy: malformed JSON from the server (4 bytes, starting 'done')" "$OUT"):$(grep -c '^done$' "$OUT"):$(tail -1 "$OUT")" "1:1:rc=0"
+
 # ---- usage ----------------------------------------------------------------------------------
 t_rc "no command: 2" 2 $AGENTLINK mcp-proxy
 t_eq "... says so" "$(head -1 "$T_TMP/err")" "agentlink: mcp-proxy: no server command given: agentlink mcp-proxy [OPTIONS] -- COMMAND [ARG...]"
