@@ -103,8 +103,10 @@ int mcp_json_iter_begin(mcp_json_iter *it, const char *s, size_t n, size_t pos);
 int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, size_t *ve);
 
 /* Finds member NAME of the object at POS: its value is [*VS, *VE).
- * The first member of that name wins (as cJSON_GetObjectItem). Returns 0,
- * ENOENT (no such member) or EINVAL (not an object). */
+ * The last member of that name wins, as in JSON.parse and Python's json,
+ * which the clients and servers use: judging another one than they keep
+ * would let a large text past the offload behind a small one. Returns 0,
+ * ENOENT (no such member) or EINVAL (not an object, or malformed). */
 int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_t *vs,
                     size_t *ve);
 
@@ -114,7 +116,7 @@ typedef struct mcp_json_span {
 } mcp_json_span;
 
 /* Finds, in one pass over the object at POS, the members named NAMES[0..COUNT)
- * (the first of each name wins): SPANS[i] is the value of NAMES[i], or
+ * (the last of each name wins, as above): SPANS[i] is the value of NAMES[i], or
  * {0, 0}. The pass checks every value it skips, so 0 means the whole object
  * is valid JSON; *END (may be NULL) gets the offset just past it.
  * Returns 0 or EINVAL (not an object, or malformed). */
