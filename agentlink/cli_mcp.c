@@ -10,6 +10,7 @@
  * unchanged, and stderr says why. */
 #include "agentlink/mcp.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,21 @@ int cli_mcp_wanted(int argc, char **argv, const struct option *opts)
     return 0;
 }
 
+/* Fills a closed stdin, stdout or stderr with /dev/null (as fs/mount.c
+ * does for the daemon), before anything opens a descriptor: else the
+ * store's files or the proxy's pipes would take those numbers, the relay
+ * would write the client's messages into them, and the server would start
+ * without its stdin or stdout. */
+static void stdio_fill(void)
+{
+    int fd;
+    do
+        fd = open("/dev/null", O_RDWR);
+    while (fd >= 0 && fd <= STDERR_FILENO);
+    if (fd >= 0)
+        close(fd);
+}
+
 int cli_mcp_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -76,6 +92,7 @@ int cli_mcp_main(int argc, char **argv)
     mcp_rewriter *rw = NULL;
     char *err = NULL;
 
+    stdio_fill();
     opterr = 0;
     optind = 1;
     /* "+": stop at the first argument that is not an option: the command

@@ -103,8 +103,10 @@ int mcp_json_iter_begin(mcp_json_iter *it, const char *s, size_t n, size_t pos);
 int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, size_t *ve);
 
 /* Finds member NAME of the object at POS: its value is [*VS, *VE).
- * The first member of that name wins (as cJSON_GetObjectItem). Returns 0,
- * ENOENT (no such member) or EINVAL (not an object). */
+ * The last member of that name wins, as in JSON.parse and Python's json,
+ * which the clients and servers use: judging another one than they keep
+ * would let a large text past the offload behind a small one. Returns 0,
+ * ENOENT (no such member) or EINVAL (not an object, or malformed). */
 int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_t *vs,
                     size_t *ve);
 
@@ -114,7 +116,7 @@ typedef struct mcp_json_span {
 } mcp_json_span;
 
 /* Finds, in one pass over the object at POS, the members named NAMES[0..COUNT)
- * (the first of each name wins): SPANS[i] is the value of NAMES[i], or
+ * (the last of each name wins, as above): SPANS[i] is the value of NAMES[i], or
  * {0, 0}. The pass checks every value it skips, so 0 means the whole object
  * is valid JSON; *END (may be NULL) gets the offset just past it.
  * Returns 0 or EINVAL (not an object, or malformed). */
@@ -213,7 +215,11 @@ typedef struct mcp_relay_opts {
  * such file) and 126 when it can be found but not run (messages on
  * stderr). SIGINT, SIGTERM and SIGHUP received are sent on to the server;
  * the client closing its side closes the server's stdin, and the relay
- * waits for the server to exit. */
+ * waits for the server to exit (MCP "Lifecycle", stdio shutdown): when it
+ * has not exited MCP_TERM_AFTER_MS later it gets SIGTERM, and SIGKILL
+ * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. */
+#define MCP_TERM_AFTER_MS 3000
+#define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
 
 /* ---- The command (cli_mcp.c, in build/agentlink only) -------------------- */

@@ -321,17 +321,19 @@ int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_
 {
     mcp_json_iter it;
     size_t ks, ke, a, b;
-    int r;
+    int r, found = 0;
     pos = mcp_json_ws(s, n, pos);
     if (pos >= n || s[pos] != '{' || mcp_json_iter_begin(&it, s, n, pos))
         return EINVAL;
     while ((r = mcp_json_iter_next(&it, &ks, &ke, &a, &b)) == 1)
-        if (mcp_json_string_is(s + ks, ke - ks, name)) {
+        if (mcp_json_string_is(s + ks, ke - ks, name)) { /* the last one wins */
             *vs = a;
             *ve = b;
-            return 0;
+            found = 1;
         }
-    return r < 0 ? EINVAL : ENOENT;
+    if (r < 0)
+        return EINVAL;
+    return found ? 0 : ENOENT;
 }
 
 int mcp_json_members(const char *s, size_t n, size_t pos, const char *const *names,
@@ -347,7 +349,7 @@ int mcp_json_members(const char *s, size_t n, size_t pos, const char *const *nam
         return EINVAL;
     while ((r = mcp_json_iter_next(&it, &ks, &ke, &a, &b)) == 1)
         for (size_t i = 0; i < count; i++)
-            if (spans[i].end == 0 && mcp_json_string_is(s + ks, ke - ks, names[i])) {
+            if (mcp_json_string_is(s + ks, ke - ks, names[i])) { /* the last one wins */
                 spans[i].start = a;
                 spans[i].end = b;
                 break;

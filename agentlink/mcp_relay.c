@@ -4,8 +4,7 @@
  * Each direction ("side") holds the bytes read and not yet sent, and at
  * most one message being written. A side reads only while it has nothing
  * to send, so a peer that stops reading stops only its own direction: the
- * loop never blocks on a write (the descriptors written to are
- * non-blocking), and a message passed through is written straight from
+ * loop never blocks on a write, and a message passed through is written straight from
  * the bytes read, never copied. Memory is the largest line in flight (its
  * buffer grows by a quarter at a time) plus what the rewriter needs for
  * it. Answers of the read tool go to the client between two messages of
@@ -14,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +29,15 @@
 #define KEEP_CAP (4u * CHUNK)
 /* How long output the server left open is read after it exited. */
 #define GRACE_MS 2000
+/* The client's stdout stays blocking: O_NONBLOCK is a flag of the open
+ * file description, shared with whoever else holds it (our stderr and the
+ * server's after 2>&1, a terminal, the client itself), and they would get
+ * EAGAIN and lose what they write. Instead it is written only when poll()
+ * says POLLOUT, at most PIPE_BUF bytes at a time: a pipe that polls
+ * writable takes that much without blocking (a terminal or socket may
+ * block briefly, and so may a pipe another writer, such as the server's
+ * stderr, filled in between: then the proxy waits for the client to read,
+ * as that writer does). Our own pipe to the server is non-blocking. */
 
 typedef struct side {
     int in, out;             /* descriptors, -1 once closed */
@@ -43,6 +52,7 @@ typedef struct side {
     size_t consume;          /* bytes of buf to drop once OP is written */
     size_t written;          /* bytes of the current message written */
     int dead;                /* OUT failed: what comes is dropped */
+    int gated;               /* OUT is blocking: write only what poll() allows */
 } side;
 
 typedef struct relay {
@@ -55,7 +65,7 @@ typedef struct relay {
     int status, reaped;
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
-    int out_flags;           /* the client stdout's flags, restored at exit */
+    int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
 } relay;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -229,6 +239,22 @@ static void side_done(side *d)
     d->owned = NULL;
 }
 
+/* write() that never blocks on D's OUT: for a gated one, only after
+ * poll() says it is writable (or failed), and at most PIPE_BUF bytes. */
+static ssize_t side_put(const side *d, const char *p, size_t n)
+{
+    if (d->gated) {
+        struct pollfd pf = {d->out, POLLOUT, 0};
+        if (poll(&pf, 1, 0) <= 0 || pf.revents == 0) {
+            errno = EAGAIN;
+            return -1;
+        }
+        if (n > PIPE_BUF)
+            n = PIPE_BUF;
+    }
+    return write(d->out, p, n);
+}
+
 /* Writes what it can of D's message. Returns 0, or -1 when OUT failed. */
 static int side_write(side *d)
 {
@@ -237,7 +263,7 @@ static int side_write(side *d)
             d->olen = 0;
             break;
         }
-        ssize_t n = write(d->out, d->op, d->olen);
+        ssize_t n = side_put(d, d->op, d->olen);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -264,7 +290,7 @@ static void answers_write(relay *r)
             r->answers_off = r->answers.len;
             break;
         }
-        ssize_t n = write(d->out, r->answers.p + r->answers_off, r->answers.len - r->answers_off);
+        ssize_t n = side_put(d, r->answers.p + r->answers_off, r->answers.len - r->answers_off);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -413,9 +439,32 @@ static void maybe_close_child_in(relay *r)
         side_close_out(d);
 }
 
+/* The server did not exit after its stdin closed: SIGTERM, then SIGKILL
+ * (mcp.h). Returns the poll timeout until the next step, or -1. */
+static int stop_server(relay *r, long closed_at)
+{
+    long waited = ms_now() - closed_at;
+    if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
+        logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
+              r->cmd, MCP_TERM_AFTER_MS);
+        kill(r->child, SIGTERM);
+        r->stop_step = 1;
+    }
+    if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
+        logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
+              MCP_KILL_AFTER_MS);
+        kill(r->child, SIGKILL);
+        r->stop_step = 2;
+    }
+    if (r->stop_step == 2)
+        return -1;
+    return (int)((r->stop_step == 0 ? MCP_TERM_AFTER_MS : MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS)
+                 - waited);
+}
+
 static void loop(relay *r)
 {
-    long reaped_at = -1;
+    long reaped_at = -1, closed_at = -1;
     for (;;) {
         struct pollfd pf[5];
         int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1;
@@ -433,6 +482,10 @@ static void loop(relay *r)
         maybe_close_child_in(r);
         if (r->reaped && reaped_at < 0)
             reaped_at = ms_now();
+        if (r->c2s.out < 0 && closed_at < 0)
+            closed_at = ms_now();
+        if (!r->reaped && closed_at >= 0)
+            timeout = stop_server(r, closed_at);
         if (finished(r))
             return;
         if (r->reaped) {
@@ -500,7 +553,7 @@ int mcp_relay_run(const mcp_relay_opts *o)
     int rc, ex;
 
     r.c2s = (side){.in = o->in_fd, .out = -1, .from_client = 1};
-    r.s2c = (side){.in = -1, .out = o->out_fd, .from_client = 0};
+    r.s2c = (side){.in = -1, .out = o->out_fd, .from_client = 0, .gated = 1};
     if ((rc = signals_setup(&r))) {
         logf_("cannot set up signals: %s", strerror(rc));
         return 1;
@@ -510,15 +563,10 @@ int mcp_relay_run(const mcp_relay_opts *o)
         signals_reset(&r);
         return rc == ENOENT ? 127 : 126;
     }
-    r.out_flags = fcntl(o->out_fd, F_GETFL);
-    if (r.out_flags >= 0)
-        fcntl(o->out_fd, F_SETFL, r.out_flags | O_NONBLOCK);
     reap(&r); /* a SIGCHLD may have come before the pipe was read */
 
     loop(&r);
 
-    if (r.out_flags >= 0)
-        fcntl(o->out_fd, F_SETFL, r.out_flags);
     side_close_out(&r.c2s);
     if (r.s2c.in >= 0)
         close(r.s2c.in);

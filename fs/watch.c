@@ -219,17 +219,25 @@ static void *watch_main(void *arg)
     struct pollfd pfd[2] = {{w->stop_fd, POLLIN, 0}, {ofs_wake_fd(fs), POLLIN, 0}};
     uint64_t next = mono_ms() + w->interval_ms, now;
     int rc = 0;
+    nfds_t npfd = 2;
     while (!atomic_load(&w->stop) && !rc) {
         unsigned woken = 0;
         now = mono_ms();
         pfd[1].revents = 0;
-        if (now < next && poll(pfd, 2, (int)(next - now)) < 0 && errno != EINTR)
+        if (now < next && poll(pfd, npfd, (int)(next - now)) < 0 && errno != EINTR)
             break;
         if (atomic_load(&w->stop))
             break;
-        if (pfd[1].revents & POLLIN)
+        if (pfd[1].revents & POLLIN) {
             woken = ofs_wake_accept(fs);
-        else if (pfd[1].revents) { /* never for a listening socket; no busy loop */
+            /* Nothing accepted (EMFILE, ENFILE): the connection stays
+             * queued and the socket readable; wait out this round's
+             * interval instead of spinning on it. (After refused peers
+             * only, a writer connecting in this round waits for the
+             * poll too: at most one interval.) */
+            if (!woken)
+                npfd = 1;
+        } else if (pfd[1].revents) { /* never for a listening socket; no busy loop */
             fuse_log(FUSE_LOG_ERR, "offloadfs: wake-up socket failed; polling only\n");
             pfd[1].fd = -1;
         }
@@ -239,6 +247,7 @@ static void *watch_main(void *arg)
         if (!rc)
             ofs_wake_answer(fs, w->generation);
         next = mono_ms() + w->interval_ms;
+        npfd = 2;
     }
     /* Writers still waiting, or about to connect, stop waiting now. */
     ofs_wake_close(fs);

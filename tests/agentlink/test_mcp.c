@@ -739,6 +739,50 @@ static void rewriter_should_pass_results_when_the_store_fails(void **state)
     free(text);
 }
 
+/* Duplicate members: JSON.parse (and Python's json) keep the last one, so
+ * the rewriter must judge the last one too, or a server slips a large
+ * text past the offload behind a small one of the same name. */
+static void rewriter_should_take_the_last_of_duplicate_members(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *tok = jstr(text), *msg, *ptr;
+    const char *small = "[{\"type\":\"text\",\"text\":\"small\"}]";
+    char *msgs[4];
+    mcp_verdict v;
+
+    msgs[0] = fmt("{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"content\":%s,"
+                  "\"content\":[{\"type\":\"text\",\"text\":%s}]}}", small, tok);
+    msgs[1] = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":%s},"
+                  "\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", small, tok);
+    msgs[2] = fmt("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":"
+                  "[{\"type\":\"text\",\"text\":\"small\",\"text\":%s}]}}", tok);
+    msgs[3] = fmt("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":"
+                  "[{\"type\":\"image\",\"type\":\"text\",\"text\":%s}]}}", tok);
+
+    for (int i = 0; i < 4; i++) {
+        char *call = fmt("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", i);
+        client_pass(f->rw, call);
+        free(call);
+        msg = msgs[i];
+        server(f->rw, msg, MCP_REPLACE, &v);
+        assert_true(mcp_json_valid(v.text, v.len));
+        /* The value a client keeps, the last "text", is the pointer. */
+        {
+            const char *last = NULL, *p = v.text;
+            while ((p = strstr(p, "\"text\":\"")) != NULL)
+                last = p++;
+            assert_non_null(last);
+            ptr = decoded_after(last, "\"text\":");
+        }
+        has(ptr, "/large_tool_results/mcp-t-");
+        free(ptr);
+        mcp_verdict_release(&v);
+        free(msg);
+    }
+    free(tok);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -761,6 +805,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_pass_results_when_the_store_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(rewriter_should_take_the_last_of_duplicate_members, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,6 +256,20 @@ call 1 text '{"n":1}' >"$IN"
 MCP_SERVER_EXIT=4 proxy
 t_eq "the client closing stdin: the server sees its end, the proxy its status" "$RC:$(tail -1 "$MCP_SERVER_LOG")" "4:eof"
 
+# A server that ignores the end of its stdin: the proxy sends SIGTERM after
+# MCP_TERM_AFTER_MS, then SIGKILL after MCP_KILL_AFTER_MS more (mcp.h), and
+# relays what the server writes until it exits.
+echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'trap "echo bye; exit 5" TERM; echo up; while :; do sleep 0.05; done' \
+    <"$IN" >"$OUT" 2>"$ERR"
+t_eq "a server deaf to stdin's end gets SIGTERM; its last words relayed, its status" \
+    "$?:$(tr '\n' ' ' <"$OUT")" "5:up bye "
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'echo up; exec sleep 60' <"$IN" >"$OUT" 2>"$ERR"
+t_eq "... one that dies of SIGTERM: 143" "$?" 143
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'trap "" TERM; echo up; exec sleep 60' <"$IN" >"$OUT" 2>"$ERR"
+t_eq "... one that ignores SIGTERM gets SIGKILL: 137" "$?" 137
+has "... said so" "$(cat "$ERR")" "did not exit"
+
 # Signals reach the server (it writes "term" and exits 7).
 : >"$MCP_SERVER_LOG"
 mkfifo "$T_TMP/fifo"
@@ -294,6 +308,20 @@ t_eq "the client gone: the server's stdin closed, the proxy ends with its status
 exec 7>&-
 wait
 t_eq "... quietly" "$(cat "$ERR")" ""
+
+# stdout and stderr one pipe (2>&1), read slowly: the proxy must not make
+# that shared description non-blocking, or the server's stderr lines (and
+# the proxy's own log lines) are lost to EAGAIN.
+( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- python3 -c '
+import sys
+sys.stdin.readline()
+for i in range(2000):
+    sys.stderr.write("e%d %s\n" % (i, "x" * 1000))
+sys.stderr.flush()
+print("done")' 2>&1; echo "rc=$?" ) | { sleep 1; cat; } >"$OUT"
+t_eq "2>&1, a slow reader: every stderr line of the server arrives" "$(grep -c '^e[0-9]* x*$' "$OUT")" 2000
+t_eq "... and the proxy's own log line, and its output, and status 0" \
+    "$(grep -c "^agentlink: mcp-proxy: malformed JSON from the server (4 bytes, starting 'done')" "$OUT"):$(grep -c '^done$' "$OUT"):$(tail -1 "$OUT")" "1:1:rc=0"
 
 # ---- usage ----------------------------------------------------------------------------------
 t_rc "no command: 2" 2 $AGENTLINK mcp-proxy
