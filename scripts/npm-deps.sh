@@ -3,9 +3,10 @@
 # tree, and links them in.
 #
 # DIR holds a package.json with exact versions and its package-lock.json. The
-# packages go to $OFFLOADFS_NPM_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/
-# offloadfs-npm)/NAME-HASH, HASH being that of the lock file, so a changed
-# pin installs afresh and an unchanged one is installed once per machine.
+# packages go to CACHE/NAME-HASH, HASH being that of the lock file, so a
+# changed pin installs afresh and an unchanged one is installed once per
+# machine. CACHE is $OFFLOADFS_NPM_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/
+# offloadfs-npm ($HOME unset: /tmp).
 # DIR/node_modules becomes a symlink to it (git ignores it), so Node's module
 # resolution finds the packages from DIR's files. Prints the install folder.
 # Exits non-zero, saying why, when npm fails: callers must fail, not skip.
@@ -14,7 +15,7 @@ dir=$(cd "$1" && pwd)
 [ -f "$dir/package.json" ] && [ -f "$dir/package-lock.json" ] || {
     echo "npm-deps: $dir needs package.json and package-lock.json" >&2; exit 2; }
 command -v npm >/dev/null || { echo "npm-deps: npm is not installed (Node 20 and npm are needed)" >&2; exit 1; }
-cache=${OFFLOADFS_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offloadfs-npm}
+cache=${OFFLOADFS_NPM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/offloadfs-npm}
 hash=$(cat "$dir/package.json" "$dir/package-lock.json" | sha256sum | cut -c1-16)
 dest=$cache/$(basename "$dir")-$hash
 if [ ! -f "$dest/.installed" ]; then
