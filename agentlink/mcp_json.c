@@ -168,6 +168,23 @@ static int skip_scalar(const char *s, size_t n, size_t *pos)
     }
 }
 
+/* Skips a member's key at *POS, its colon and the white space after it;
+ * *KEY_END (may be NULL) gets where the key's string token ends.
+ * Returns 0, or EINVAL when no key and colon stand there. */
+static int skip_key(const char *s, size_t n, size_t *pos, size_t *key_end)
+{
+    size_t i = *pos;
+    if (i >= n || s[i] != '"' || skip_string(s, n, &i))
+        return EINVAL;
+    if (key_end)
+        *key_end = i;
+    i = mcp_json_ws(s, n, i);
+    if (i >= n || s[i] != ':')
+        return EINVAL;
+    *pos = mcp_json_ws(s, n, i + 1);
+    return 0;
+}
+
 int mcp_json_skip(const char *s, size_t n, size_t *pos)
 {
     /* The open brackets, one bit each (1: object), as deep as allowed. */
@@ -194,14 +211,8 @@ int mcp_json_skip(const char *s, size_t n, size_t *pos)
                 depth--;
                 goto after_value;
             }
-            if (obj) {
-                if (i >= n || s[i] != '"' || skip_string(s, n, &i))
-                    return EINVAL;
-                i = mcp_json_ws(s, n, i);
-                if (i >= n || s[i] != ':')
-                    return EINVAL;
-                i = mcp_json_ws(s, n, i + 1);
-            }
+            if (obj && skip_key(s, n, &i, NULL))
+                return EINVAL;
             continue;
         }
         if ((rc = skip_scalar(s, n, &i)))
@@ -226,14 +237,8 @@ int mcp_json_skip(const char *s, size_t n, size_t *pos)
             if (s[i] != ',')
                 return EINVAL;
             i = mcp_json_ws(s, n, i + 1);
-            if (obj) {
-                if (i >= n || s[i] != '"' || skip_string(s, n, &i))
-                    return EINVAL;
-                i = mcp_json_ws(s, n, i);
-                if (i >= n || s[i] != ':')
-                    return EINVAL;
-                i = mcp_json_ws(s, n, i + 1);
-            }
+            if (obj && skip_key(s, n, &i, NULL))
+                return EINVAL;
             break;
         }
     }
@@ -270,16 +275,9 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
         return 0;
     *ks = *ke = 0;
     if (it->close == '}') {
-        if (i >= n || s[i] != '"')
-            return -1;
         *ks = i;
-        if (skip_string(s, n, &i))
+        if (skip_key(s, n, &i, ke))
             return -1;
-        *ke = i;
-        i = mcp_json_ws(s, n, i);
-        if (i >= n || s[i] != ':')
-            return -1;
-        i = mcp_json_ws(s, n, i + 1);
     }
     *vs = i;
     if (mcp_json_skip(s, n, &i))
