@@ -53,6 +53,7 @@ typedef struct vctx {
     const unsigned char *map;
     uint64_t psize, last; /* page size; last page of the snapshot */
     unsigned char *seen;  /* one bit per page: claimed once already */
+    uint64_t *spans;      /* room for one page's nodes, as off << 32 | end */
     const char *const *names;
     unsigned nnames;
     unsigned maxlevel; /* named trees are walked this deep (1: roots only) */
@@ -163,15 +164,15 @@ static int catalog_record(vctx *v, const unsigned char *key, unsigned ksize,
     return bad(v, from, "catalog names a database that is not the store's");
 }
 
-/* One leaf node of tree KIND, whose header is at N (inside page PG). */
-static int leaf_node(vctx *v, enum tree kind, const unsigned char *n, size_t room,
-                     uint64_t pg)
+/* One leaf node of tree KIND, whose header is at N (inside page PG), its
+ * extent in the page already checked (spans()). */
+static int leaf_node(vctx *v, enum tree kind, const unsigned char *n, uint64_t pg)
 {
     unsigned flags = u16(n + 4), ksize = u16(n + 6);
     uint64_t dsize = u16(n) | (uint64_t)u16(n + 2) << 16;
     const unsigned char *key = n + NODE_HDR, *d = key + ksize;
     if (kind == T_MAIN) {
-        if (flags != F_SUBDATA || dsize != DB_LEN || NODE_HDR + ksize + DB_LEN > room)
+        if (flags != F_SUBDATA || dsize != DB_LEN)
             return bad(v, pg, "catalog node is not a database record");
         return catalog_record(v, key, ksize, d, pg);
     }
@@ -179,13 +180,8 @@ static int leaf_node(vctx *v, enum tree kind, const unsigned char *n, size_t roo
         return bad(v, pg, "leaf node flags 0x%x", flags);
     if (kind == T_FREE && ksize != 8)
         return bad(v, pg, "free-list key of %u bytes", ksize);
-    if (!(flags & F_BIGDATA)) {
-        if (NODE_HDR + ksize + dsize > room)
-            return bad(v, pg, "leaf node runs past the page");
+    if (!(flags & F_BIGDATA))
         return kind == T_FREE ? free_record(v, d, dsize, pg) : 0;
-    }
-    if (NODE_HDR + ksize + 8 > room)
-        return bad(v, pg, "leaf node runs past the page");
     uint64_t ov = u64(d), npages = ov_pages(v, dsize);
     int rc = claim(v, ov, npages, pg);
     if (rc || kind != T_FREE)
@@ -195,16 +191,53 @@ static int leaf_node(vctx *v, enum tree kind, const unsigned char *n, size_t roo
 
 static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned depth);
 
+static int span_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Bytes the node at N takes in its page, before rounding up to even. */
+static uint64_t node_len(const unsigned char *n, int branch)
+{
+    uint64_t dsize = u16(n) | (uint64_t)u16(n + 2) << 16;
+    if (branch)
+        return NODE_HDR + u16(n + 6);
+    return NODE_HDR + u16(n + 6) + (u16(n + 4) & F_BIGDATA ? 8 : dsize);
+}
+
+/* Checks that the NKEYS nodes of page P lie between UPPER and the page's
+ * end and that no two overlap: LMDB packs them, and deleting a node whose
+ * size reaches into its neighbour makes LMDB move bytes past the page
+ * (mdb_node_del). Before any node is followed. */
+static int spans(vctx *v, const unsigned char *p, uint64_t pg, unsigned nkeys,
+                 unsigned upper, int branch)
+{
+    for (unsigned i = 0; i < nkeys; i++) {
+        unsigned off = u16(p + PG_HDR + 2 * i);
+        uint64_t len;
+        if (off < upper)
+            return bad(v, pg, "node %u at offset %u, below the free space", i, off);
+        if (off & 1 || v->psize - off < NODE_HDR || u16(p + off + 6) > MAX_KEY
+            || (len = node_len(p + off, branch)) > v->psize - off)
+            return bad(v, pg, "node at offset %u runs past the page", off);
+        v->spans[i] = (uint64_t)off << 32 | (off + len + (len & 1));
+    }
+    qsort(v->spans, nkeys, sizeof *v->spans, span_cmp);
+    for (unsigned i = 1; i < nkeys; i++)
+        if ((v->spans[i - 1] & UINT32_MAX) > v->spans[i] >> 32)
+            return bad(v, pg, "node at offset %u overlaps another",
+                       (unsigned)(v->spans[i] >> 32));
+    return 0;
+}
+
 /* One node of page P (page number PG), at offset OFF. */
 static int node(vctx *v, enum tree kind, const unsigned char *p, uint64_t pg,
                 unsigned off, int branch, unsigned level, unsigned depth)
 {
     const unsigned char *n = p + off;
-    size_t room = off < v->psize ? v->psize - off : 0;
-    if (off & 1 || room < NODE_HDR || NODE_HDR + u16(n + 6) > room || u16(n + 6) > MAX_KEY)
-        return bad(v, pg, "node at offset %u runs past the page", off);
     if (!branch)
-        return leaf_node(v, kind, n, room, pg);
+        return leaf_node(v, kind, n, pg);
     uint64_t child = u16(n) | (uint64_t)u16(n + 2) << 16 | (uint64_t)u16(n + 4) << 32;
     int rc = claim(v, child, 1, pg);
     if (rc || (kind == T_NAMED && level >= v->maxlevel))
@@ -219,6 +252,7 @@ static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned d
     int branch = level < depth;
     unsigned flags = u16(p + PG_FLAGS), lower = u16(p + PG_LOWER), upper = u16(p + PG_UPPER);
     unsigned nkeys, minkeys = branch ? (kind == T_FREE ? 1 : 2) : 0;
+    int rc;
     if (u64(p) != pg)
         return bad(v, pg, "page says it is page %llu", (unsigned long long)u64(p));
     if (flags != (branch ? P_BRANCH : P_LEAF))
@@ -228,14 +262,11 @@ static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned d
     nkeys = (lower - PG_HDR) / 2;
     if (nkeys < minkeys)
         return bad(v, pg, "branch page with %u keys", nkeys);
-    for (unsigned i = 0; i < nkeys; i++) {
-        unsigned off = u16(p + PG_HDR + 2 * i);
-        int rc;
-        if (off < upper)
-            return bad(v, pg, "node %u at offset %u, below the free space", i, off);
-        if ((rc = node(v, kind, p, pg, off, branch, level, depth)))
+    if ((rc = spans(v, p, pg, nkeys, upper, branch)))
+        return rc;
+    for (unsigned i = 0; i < nkeys; i++)
+        if ((rc = node(v, kind, p, pg, u16(p + PG_HDR + 2 * i), branch, level, depth)))
             return rc;
-    }
     return 0;
 }
 
@@ -317,12 +348,13 @@ static int walk_pinned(vctx *v, int fd, const unsigned char *meta)
     if (map == MAP_FAILED)
         return errno;
     v->map = map;
-    if (!(v->seen = calloc((size_t)sb.st_size / v->psize / 8 + 1, 1)))
-        rc = ENOMEM;
-    else
-        rc = snapshot(v, meta, (uint64_t)sb.st_size);
+    v->seen = calloc((size_t)sb.st_size / v->psize / 8 + 1, 1);
+    v->spans = malloc(v->psize / 2 * sizeof *v->spans);
+    rc = v->seen && v->spans ? snapshot(v, meta, (uint64_t)sb.st_size) : ENOMEM;
     free(v->seen);
+    free(v->spans);
     v->seen = NULL;
+    v->spans = NULL;
     munmap(map, (size_t)sb.st_size);
     return rc;
 }

@@ -29,8 +29,9 @@
  * - every tree page: its own page number, its kind (branch above the
  *   leaves, leaf at exactly the tree's depth), bounds (16 <= lower <= upper
  *   <= page size), at least two keys in a branch (LMDB asserts it), every
- *   node inside the page, every child and overflow page number inside the
- *   file;
+ *   node inside the page and none overlapping another (deleting such a
+ *   node makes LMDB move bytes past the page), every child and overflow
+ *   page number inside the file;
  * - leaf node flags: plain or big data in the named databases and the free
  *   list, sub-database records (48 bytes, flags 0) with a known name in the
  *   catalog;

@@ -220,6 +220,56 @@ static void test_leaf_node_pointer(void **state)
     expect_refused(f, where, 0); /* the reason depends on where it points now */
 }
 
+/* A node whose size reaches into its neighbour, still inside the page:
+ * deleting it made LMDB move bytes past the page (fuzz_verify found it,
+ * under ASan a heap overflow in mdb_cursor_del). */
+
+/* The offset of the lowest node of leaf page P when it holds two nodes or
+ * more and that node keeps its value inside the page, else 0. */
+static uint16_t lowest_inline_node(const unsigned char *p)
+{
+    uint16_t lower, upper, off, flags;
+    memcpy(&lower, p + 12, 2);
+    memcpy(&upper, p + 14, 2);
+    if (lower - 16u < 4)
+        return 0;
+    for (unsigned i = 0; i < (lower - 16u) / 2; i++) {
+        memcpy(&off, p + 16 + 2 * i, 2);
+        memcpy(&flags, p + off + 4, 2);
+        if (off == upper)
+            return flags == 0 ? off : 0;
+    }
+    return 0;
+}
+
+static void test_node_overlaps_neighbour(void **state)
+{
+    struct fx *f = *state;
+    int fd = open_data(f);
+    unsigned depth = 0;
+    uint64_t root = data_root(fd, &depth), pg = 0;
+    uint16_t lower, off = 0, dlo;
+    unsigned char *p;
+    assert_int_equal(depth, 2);
+    memcpy(&lower, page_at(fd, root) + 12, 2);
+    for (unsigned i = 0; !off && i < (lower - 16u) / 2; i++) {
+        uint16_t at;
+        p = page_at(fd, root);
+        memcpy(&at, p + 16 + 2 * i, 2);
+        pg = 0;
+        memcpy(&pg, p + at, 6); /* the child's page number, 48 bits */
+        off = lowest_inline_node(page_at(fd, pg));
+    }
+    assert_int_not_equal(off, 0);
+    p = page_at(fd, pg);
+    memcpy(&dlo, p + off, 2);
+    dlo += 2; /* two bytes into the node above it */
+    memcpy(p + off, &dlo, 2);
+    page_put(fd, pg, p);
+    close(fd);
+    expect_refused(f, "overlaps another", 0);
+}
+
 static void test_free_list_flags(void **state)
 {
     struct fx *f = *state;
@@ -308,6 +358,7 @@ int main(void)
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_branch_flags, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_leaf_node_pointer, vt_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_node_overlaps_neighbour, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_free_list_flags, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_child_claimed_twice, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_child_outside_file, vt_setup, fx_teardown),
