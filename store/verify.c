@@ -53,7 +53,8 @@ typedef struct vctx {
     const unsigned char *map;
     uint64_t psize, last; /* page size; last page of the snapshot */
     unsigned char *seen;  /* one bit per page: claimed once already */
-    uint64_t *spans;      /* room for one page's nodes, as off << 32 | end */
+    uint16_t *ends;       /* per 2-byte slot of a page: end / 2 of the node
+                           * starting there, 0 for none; zero between pages */
     const char *const *names;
     unsigned nnames;
     unsigned maxlevel; /* named trees are walked this deep (1: roots only) */
@@ -191,12 +192,6 @@ static int leaf_node(vctx *v, enum tree kind, const unsigned char *n, uint64_t p
 
 static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned depth);
 
-static int span_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Bytes the node at N takes in its page, before rounding up to even. */
 static uint64_t node_len(const unsigned char *n, int branch)
 {
@@ -209,26 +204,42 @@ static uint64_t node_len(const unsigned char *n, int branch)
 /* Checks that the NKEYS nodes of page P lie between UPPER and the page's
  * end and that no two overlap: LMDB packs them, and deleting a node whose
  * size reaches into its neighbour makes LMDB move bytes past the page
- * (mdb_node_del). Before any node is followed. */
+ * (mdb_node_del). Before any node is followed. With the nodes placed by
+ * offset in v->ends, a walk from UPPER jumps from each node to its end and
+ * steps over free slots: it meets every node exactly when none starts
+ * inside another, in time linear in the nodes of a packed page. */
 static int spans(vctx *v, const unsigned char *p, uint64_t pg, unsigned nkeys,
                  unsigned upper, int branch)
 {
-    for (unsigned i = 0; i < nkeys; i++) {
+    unsigned i, met = 0, at = upper / 2;
+    int rc = 0;
+    for (i = 0; i < nkeys && !rc; i++) {
         unsigned off = u16(p + PG_HDR + 2 * i);
         uint64_t len;
         if (off < upper)
-            return bad(v, pg, "node %u at offset %u, below the free space", i, off);
-        if (off & 1 || v->psize - off < NODE_HDR || u16(p + off + 6) > MAX_KEY
-            || (len = node_len(p + off, branch)) > v->psize - off)
-            return bad(v, pg, "node at offset %u runs past the page", off);
-        v->spans[i] = (uint64_t)off << 32 | (off + len + (len & 1));
+            rc = bad(v, pg, "node %u at offset %u, below the free space", i, off);
+        else if (off & 1 || v->psize - off < NODE_HDR || u16(p + off + 6) > MAX_KEY
+                 || (len = node_len(p + off, branch)) > v->psize - off)
+            rc = bad(v, pg, "node at offset %u runs past the page", off);
+        else if (v->ends[off / 2])
+            rc = bad(v, pg, "two nodes at offset %u", off);
+        else
+            v->ends[off / 2] = (uint16_t)((off + len + 1) / 2);
     }
-    qsort(v->spans, nkeys, sizeof *v->spans, span_cmp);
-    for (unsigned i = 1; i < nkeys; i++)
-        if ((v->spans[i - 1] & UINT32_MAX) > v->spans[i] >> 32)
-            return bad(v, pg, "node at offset %u overlaps another",
-                       (unsigned)(v->spans[i] >> 32));
-    return 0;
+    while (!rc && met < nkeys && at < v->psize / 2)
+        if (v->ends[at]) {
+            at = v->ends[at];
+            met++;
+        } else
+            at++;
+    if (!rc && met < nkeys)
+        rc = bad(v, pg, "%u of its %u nodes overlap others", nkeys - met, nkeys);
+    while (i--) {
+        unsigned off = u16(p + PG_HDR + 2 * i);
+        if (off < v->psize)
+            v->ends[off / 2] = 0;
+    }
+    return rc;
 }
 
 /* One node of page P (page number PG), at offset OFF. */
@@ -349,12 +360,12 @@ static int walk_pinned(vctx *v, int fd, const unsigned char *meta)
         return errno;
     v->map = map;
     v->seen = calloc((size_t)sb.st_size / v->psize / 8 + 1, 1);
-    v->spans = malloc(v->psize / 2 * sizeof *v->spans);
-    rc = v->seen && v->spans ? snapshot(v, meta, (uint64_t)sb.st_size) : ENOMEM;
+    v->ends = calloc(v->psize / 2, sizeof *v->ends);
+    rc = v->seen && v->ends ? snapshot(v, meta, (uint64_t)sb.st_size) : ENOMEM;
     free(v->seen);
-    free(v->spans);
+    free(v->ends);
     v->seen = NULL;
-    v->spans = NULL;
+    v->ends = NULL;
     munmap(map, (size_t)sb.st_size);
     return rc;
 }

@@ -267,7 +267,7 @@ static void test_node_overlaps_neighbour(void **state)
     memcpy(p + off, &dlo, 2);
     page_put(fd, pg, p);
     close(fd);
-    expect_refused(f, "overlaps another", 0);
+    expect_refused(f, "overlap others", 0);
 }
 
 static void test_free_list_flags(void **state)
