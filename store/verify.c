@@ -218,7 +218,7 @@ static int spans(vctx *v, const unsigned char *p, uint64_t pg, unsigned nkeys,
         uint64_t len;
         if (off < upper)
             rc = bad(v, pg, "node %u at offset %u, below the free space", i, off);
-        else if (off & 1 || v->psize - off < NODE_HDR || u16(p + off + 6) > MAX_KEY
+        else if (off & 1 || off > v->psize - NODE_HDR || u16(p + off + 6) > MAX_KEY
                  || (len = node_len(p + off, branch)) > v->psize - off)
             rc = bad(v, pg, "node at offset %u runs past the page", off);
         else if (v->ends[off / 2])
