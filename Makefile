@@ -144,7 +144,9 @@ check-faults: deps
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on top of the corpus
 # committed under tests/fuzz/corpus/NAME; new inputs go to a scratch dir.
+# FUZZ_SEED fixes the mutations, so a run repeats (0: a random seed).
 FUZZ_SECONDS ?= 20
+FUZZ_SEED ?= 1
 FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
@@ -155,10 +157,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
 	  -lcjson -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
-	  mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
+	  rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
 	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
 	  d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $$d $(B)/fuzz/new-$$n \
+	  $$f -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $$d $(B)/fuzz/new-$$n \
 	    tests/fuzz/corpus/$$n 2>$(B)/fuzz/$$n.log || { tail -40 $(B)/fuzz/$$n.log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units|stat::peak_rss' $(B)/fuzz/$$n.log; \
 	done
