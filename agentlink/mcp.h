@@ -196,11 +196,20 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
  * PATTERN is a POSIX extended regular expression (regcomp REG_EXTENDED);
- * with it only matching lines count, with their numbers. A back-reference
- * (\1, a glibc extension that can take exponential time) is refused.
+ * with it only matching lines count, with their numbers. A pattern
+ * mcp_pattern_refusal() refuses is an error answer naming why.
  * Returns 0 or ENOMEM. */
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
                     char **text, size_t *tlen, int *is_error);
+
+/* Why the read tool will not run the ERE P, as words that follow
+ * "\"pattern\" ", or NULL when it may: a back-reference (\1 to \9, a glibc
+ * extension that makes regexec() exponential), groups nested more than 64
+ * deep (glibc's parser recurses per group: 20,000 overflowed the stack), or
+ * repetition that glibc's compiler would copy into more than 10,000
+ * positions ("x+" is "x x*", "x{n,m}" m copies, so "a++++..." doubles per
+ * '+'). P's syntax is left to regcomp(). (mcp_pattern.c.) */
+const char *mcp_pattern_refusal(const char *p);
 
 /* ---- The relay (mcp_relay.c) -------------------------------------------- */
 typedef struct mcp_relay_opts {

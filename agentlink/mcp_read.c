@@ -80,40 +80,6 @@ static int parse_args(const cJSON *args, rq *r, al_buf *b)
     return 0;
 }
 
-/* Whether the ERE P holds a back-reference (\1 to \9, outside a bracket
- * expression): a glibc extension that POSIX EREs do not have, and that
- * makes regexec() exponential ("(a*)(a*)(a*)\3\2\1c" took over 10 s on one
- * line of 120 'a's), stalling the proxy's one thread and the session. */
-static int has_backref(const char *p)
-{
-    while (*p) {
-        if (*p == '\\') {
-            if (p[1] >= '1' && p[1] <= '9')
-                return 1;
-            p += p[1] ? 2 : 1;
-        } else if (*p == '[') { /* to its closing ']': inside, '\\' is literal */
-            p += p[1] == '^' ? 2 : 1;
-            if (*p == ']')
-                p++;
-            while (*p && *p != ']') {
-                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-                    const char *e = strchr(p + 2, p[1]);
-                    while (e && e[1] != ']')
-                        e = strchr(e + 1, p[1]);
-                    p = e ? e + 2 : p + 1;
-                } else {
-                    p++;
-                }
-            }
-            if (*p)
-                p++;
-        } else {
-            p++;
-        }
-    }
-    return 0;
-}
-
 /* Says why KEY cannot be read (RC from al_store_get; E its entry). */
 static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, const al_entry *e)
 {
@@ -242,6 +208,7 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
     al_entry e;
     al_textinfo ti;
     regex_t re;
+    const char *refusal;
     int have_re = 0, rc, err = 1;
 
     *text = NULL;
@@ -253,10 +220,8 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
         al_buf_addf(&b, "Cannot read %s: the proxy has no store open.", r.path);
         goto done;
     }
-    if (r.pattern && has_backref(r.pattern)) {
-        al_buf_adds(&b, MCP_READ_TOOL ": \"pattern\" uses a back-reference (\\1 to \\9), which "
-                    "this tool does not run (it can take exponential time); use a pattern "
-                    "without one");
+    if (r.pattern && (refusal = mcp_pattern_refusal(r.pattern))) {
+        al_buf_addf(&b, MCP_READ_TOOL ": \"pattern\" %s", refusal);
         goto done;
     }
     if (r.pattern) {

@@ -640,6 +640,67 @@ static void read_answer_should_refuse_back_references(void **state)
     }
 }
 
+/* The read tool's answer for key "aas" and PATTERN (JSON-escaped), of
+ * any length: its text (yours) and whether it is an error. */
+static char *read_long_pattern(struct fx *f, const char *pattern, int *err)
+{
+    size_t n = strlen(pattern) + 40;
+    char *args = malloc(n), *t = NULL;
+    assert_non_null(args);
+    snprintf(args, n, "{\"path\":\"aas\",\"pattern\":\"%s\"}", pattern);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, err), 0);
+    free(args);
+    return t;
+}
+
+/* glibc's regcomp copies a repeated operand ("x+" is "x x*"): "a" and 30
+ * '+' asked for gigabytes (fuzz_mcp: out of memory), and 20,000 nested
+ * groups overflowed its recursive parser's stack. Such patterns are refused
+ * with the reason; ordinary ones, up to 10,000 positions, still run. */
+static void read_answer_should_refuse_patterns_regcomp_cannot_survive(void **state)
+{
+    struct fx *f = *state;
+    char plus[40] = "a", *deep = malloc(40003), *nest = malloc(300);
+    static const char *const fine[] = {"error|warn(ing)?", "^[0-9]{1,3}(\\\\.[0-9]{1,3}){3}$",
+                                       "(a{100}){100}", "a{10000}", "a*****", "a|b+|(c{2,5})+"};
+    struct {
+        const char *pattern, *says;
+    } refused[] = {{plus, "repeats too much"}, {nest, "repeats too much"},
+                   {"(a{100}){101}", "repeats too much"}, {"a{10001}", "repeats too much"},
+                   {"(x{50}|y{60}){200}", "repeats too much"}, {deep, "nests groups"}};
+    assert_non_null(deep);
+    assert_non_null(nest);
+    memset(plus + 1, '+', 30);
+    plus[31] = '\0';
+    memset(deep, '(', 20000);
+    deep[20000] = 'a';
+    memset(deep + 20001, ')', 20000);
+    deep[40001] = '\0';
+    nest[0] = '\0';
+    for (int i = 0; i < 20; i++)
+        strcat(nest, "(");
+    strcat(nest, "a");
+    for (int i = 0; i < 20; i++)
+        strcat(nest, "+)");
+    assert_int_equal(al_store_put(f->h, "aas", "aaaa\nerror\n", 11, "t", NULL, NULL), 0);
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        int err = -1;
+        char *t = read_long_pattern(f, refused[i].pattern, &err);
+        assert_int_equal(err, 1);
+        has(t, refused[i].says);
+        free(t);
+    }
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+        int err = -1;
+        char *t = read_long_pattern(f, fine[i], &err);
+        if (err != 0)
+            fail_msg("pattern %s refused: %s", fine[i], t);
+        free(t);
+    }
+    free(deep);
+    free(nest);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -801,6 +862,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_refuse_patterns_regcomp_cannot_survive, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
