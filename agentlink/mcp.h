@@ -63,7 +63,9 @@
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
 
+#include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- JSON scanning (mcp_json.c) ------------------------------------------
  * S is a message of N bytes, not NUL-terminated. Positions are offsets. */
@@ -210,6 +212,33 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
  * positions ("x+" is "x x*", "x{n,m}" m copies, so "a++++..." doubles per
  * '+'). P's syntax is left to regcomp(). (mcp_pattern.c.) */
 const char *mcp_pattern_refusal(const char *p);
+
+/* Bytes of text the read tool searches in its own process; over this, in a
+ * child with a deadline (a search this short takes well under a second). */
+#define MCP_SEARCH_INLINE 16384u
+/* Seconds a pattern search of the read tool may run. */
+#define MCP_SEARCH_SECONDS 5.0
+
+/* What a pattern search found. */
+typedef struct mcp_search {
+    uint64_t *line;    /* matching line numbers, ascending; n of them */
+    uint64_t n;
+    uint64_t searched; /* every line up to this one was searched (0: none) */
+    int stopped;       /* the deadline ended it (or its process died) */
+    double seconds;    /* how long it ran */
+} mcp_search;
+
+/* Searches the lines of DATA (LEN bytes) from line OFFSET (1-based) on for
+ * RE (compiled REG_EXTENDED | REG_NOSUB), until MAX lines match, the text
+ * ends, or SECONDS pass. Over MCP_SEARCH_INLINE bytes it runs in a forked
+ * child that is killed at the deadline (glibc's regexec() can take time
+ * growing with the square of a line's length, and nothing interrupts it);
+ * what was found until then is kept and OUT->stopped set. Returns 0, or an
+ * errno (fork, mmap, ENOMEM) with nothing searched; release OUT with
+ * mcp_search_release(). (mcp_search.c.) */
+int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t offset,
+                   uint64_t max, double seconds, mcp_search *out);
+void mcp_search_release(mcp_search *s);
 
 /* ---- The relay (mcp_relay.c) -------------------------------------------- */
 typedef struct mcp_relay_opts {

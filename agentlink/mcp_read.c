@@ -110,11 +110,71 @@ static size_t utf8_clip(const char *s, size_t n, size_t max)
     return k;
 }
 
-/* Writes the lines of DATA (LEN bytes) the request asks for into B. */
-static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, regex_t *re,
-                      size_t budget, const char *path, uint64_t total)
+/* The header line: what the answer shows. */
+static void say_header(al_buf *b, const rq *r, const mcp_search *s, const char *path,
+                       uint64_t shown, uint64_t first, uint64_t last, uint64_t total,
+                       size_t len)
 {
-    uint64_t lineno = 0, shown = 0, first = 0, last = 0;
+    if (s && shown)
+        al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
+                    " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
+                    shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+    else if (s && s->stopped)
+        al_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
+                    PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
+    else if (s)
+        al_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
+                    " lines)\n", path, r->pattern, r->offset, total);
+    else if (shown)
+        al_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
+                    first, last, total, len);
+    else
+        al_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
+                    total, total == 1 ? "" : "s", r->offset);
+}
+
+/* The arguments of a call that goes on from line OFFSET, as JSON. */
+static void say_call(al_buf *b, const rq *r, const char *path, uint64_t offset)
+{
+    al_buf_adds(b, "{\"path\": ");
+    mcp_json_string_encode(b, path, strlen(path));
+    al_buf_addf(b, ", \"offset\": %" PRIu64 ", \"limit\": %" PRIu64, offset, r->limit);
+    if (r->pattern) {
+        al_buf_adds(b, ", \"pattern\": ");
+        mcp_json_string_encode(b, r->pattern, strlen(r->pattern));
+    }
+    al_buf_adds(b, "}");
+}
+
+/* The last line: how to go on. LAST is the last line shown (0: none); MORE
+ * says the limit or the budget cut the answer short. */
+static void say_tail(al_buf *b, const rq *r, const mcp_search *s, const char *path,
+                     uint64_t last, int more)
+{
+    if (more && last) {
+        al_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with ",
+                    s ? "matching lines may follow" : "lines follow");
+        say_call(b, r, path, last + 1);
+        al_buf_adds(b, " to continue]");
+    } else if (s && s->stopped) {
+        uint64_t at = s->searched + 1;
+        al_buf_addf(b, "[the search stopped after %.1f s, in line %" PRIu64 ": no line from "
+                    "there on was searched. To go on, call " MCP_READ_TOOL " with ",
+                    s->seconds, at);
+        say_call(b, r, path, at);
+        al_buf_addf(b, " (offset %" PRIu64 " skips that line), or run grep -nE on %s]", at + 1,
+                    path);
+    } else if (last) {
+        al_buf_adds(b, "[end of the result]");
+    }
+}
+
+/* Writes the lines of DATA (LEN bytes) the request asks for into B: every
+ * line from the offset, or with a pattern the lines S found. */
+static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
+                      const mcp_search *s, size_t budget, const char *path, uint64_t total)
+{
+    uint64_t lineno = 0, shown = 0, first = 0, last = 0, k = 0;
     size_t used = 0, pos = 0;
     int more = 0;
     al_buf body = {0};
@@ -127,11 +187,10 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, rege
         pos = nl ? end + 1 : len;
         if (lineno < r->offset)
             continue;
-        if (re) {
-            regmatch_t m[1] = {{0, (regoff_t)ll}};
-            if (regexec(re, line, 1, m, REG_STARTEND) != 0)
-                continue;
-        }
+        if (s && (k == s->n || lineno > s->searched))
+            break; /* nothing more was found, or searched */
+        if (s && s->line[k] != lineno)
+            continue;
         if (shown == r->limit) {
             more = 1;
             break;
@@ -143,14 +202,15 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, rege
             more = 1;
             break;
         }
+        k++;
         al_buf_add(&body, num, (size_t)nn);
         if (used + need > budget) { /* the first line alone is too long: clip it */
             size_t room = budget > used + (size_t)nn + 1 ? budget - used - (size_t)nn - 1 : 0;
-            size_t k = utf8_clip(line, ll, room);
-            al_buf_add(&body, line, k);
+            size_t c = utf8_clip(line, ll, room);
+            al_buf_add(&body, line, c);
             al_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; "
                         "the rest: tail -c +%zu of the line, e.g. sed -n '%" PRIu64
-                        "p' %s | tail -c +%zu]\n", lineno, k, ll, k + 1, lineno, path, k + 1);
+                        "p' %s | tail -c +%zu]\n", lineno, c, ll, c + 1, lineno, path, c + 1);
             used = budget;
         } else {
             al_buf_add(&body, line, ll);
@@ -162,38 +222,28 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r, rege
         last = lineno;
         shown++;
     }
-    if (!more && pos < len)
+    if (!s && !more && pos < len)
         more = 1;
-
-    if (re && shown)
-        al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
-                    " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
-                    shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
-    else if (re)
-        al_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
-                    " lines)\n", path, r->pattern, r->offset, total);
-    else if (shown)
-        al_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
-                    first, last, total, len);
-    else
-        al_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
-                    total, total == 1 ? "" : "s", r->offset);
+    say_header(b, r, s, path, shown, first, last, total, len);
     al_buf_add(b, body.p, body.len);
     al_buf_release(&body);
-    if (more && shown) {
-        al_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with {\"path\": ",
-                    re ? "matching lines may follow" : "lines follow");
-        mcp_json_string_encode(b, path, strlen(path));
-        al_buf_addf(b, ", \"offset\": %" PRIu64 ", \"limit\": %" PRIu64, last + 1, r->limit);
-        if (re) {
-            al_buf_adds(b, ", \"pattern\": ");
-            mcp_json_string_encode(b, r->pattern, strlen(r->pattern));
-        }
-        al_buf_adds(b, "} to continue]");
-    } else if (shown) {
-        al_buf_adds(b, "[end of the result]");
-    }
+    say_tail(b, r, s, path, last, more);
     return b->failed ? ENOMEM : 0;
+}
+
+/* Runs the pattern search for the request, for as many matches as an
+ * answer within BUDGET can show and one more. On failure B says why. */
+static int search(al_buf *b, const char *data, size_t len, const rq *r, const regex_t *re,
+                  size_t budget, mcp_search *found)
+{
+    uint64_t max = budget / 3 + 1; /* a shown line takes 3 bytes at least */
+    int rc = mcp_search_run(data, len, re, r->offset, (r->limit < max ? r->limit : max) + 1,
+                            MCP_SEARCH_SECONDS, found);
+    if (rc == ENOMEM)
+        b->failed = 1;
+    else if (rc)
+        al_buf_addf(b, "Cannot search now: %s.", strerror(rc));
+    return rc;
 }
 
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, char **text,
@@ -209,6 +259,7 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
     al_textinfo ti;
     regex_t re;
     const char *refusal;
+    mcp_search found = {0};
     int have_re = 0, rc, err = 1;
 
     *text = NULL;
@@ -264,7 +315,12 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
             b.failed = 1;
             goto done;
         }
-        emit_lines(&b, data, dlen, &r, have_re ? &re : NULL, budget, path, ti.lines);
+        if (have_re && (rc = search(&b, data, dlen, &r, &re, budget, &found))) {
+            al_free(path);
+            goto done;
+        }
+        emit_lines(&b, data, dlen, &r, have_re ? &found : NULL, budget, path, ti.lines);
+        mcp_search_release(&found);
         al_free(path);
     }
     err = 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <errno.h>
 
@@ -701,6 +702,65 @@ static void read_answer_should_refuse_patterns_regcomp_cannot_survive(void **sta
     free(nest);
 }
 
+/* Over 16 KiB the search runs in a child process: its answer is the same
+ * as in-process, lines and continuation alike. */
+static void read_answer_should_search_a_long_result_in_a_child(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 20000, len = 0;
+    char *text = malloc(n * 16), *t;
+    int err = -1;
+    assert_non_null(text);
+    for (size_t i = 1; i <= n; i++)
+        len += (size_t)sprintf(text + len, "%s %zu\n", i % 5000 == 0 ? "hit" : "line", i);
+    assert_true(len > MCP_SEARCH_INLINE);
+    assert_int_equal(al_store_put(f->h, "aas", text, len, "t", NULL, NULL), 0);
+    t = read_long_pattern(f, "^hit", &err);
+    assert_int_equal(err, 0);
+    has(t, ": 4 lines matching /^hit/ from line 1 (lines 5000-20000 of 20000)\n"
+           "5000\thit 5000\n10000\thit 10000\n15000\thit 15000\n20000\thit 20000\n"
+           "[end of the result]");
+    free(t);
+    free(text);
+}
+
+/* glibc's regexec() takes time growing with the square of a line's length
+ * for "a+b" over a line of 'a': over 300,000 of them, minutes. The search
+ * stops at its deadline, keeps the match before, and says where it stopped
+ * and how to go on; the session is not stuck. */
+static void read_answer_should_stop_a_search_at_its_deadline(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 300000;
+    char *text = malloc(n + 16), *t;
+    int err = -1;
+    struct timespec t0, t1;
+    assert_non_null(text);
+    memcpy(text, "aab\n", 4);
+    memset(text + 4, 'a', n);
+    memcpy(text + 4 + n, "\nab\n", 4);
+    assert_int_equal(al_store_put(f->h, "aas", text, n + 8, "t", NULL, NULL), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t = read_long_pattern(f, "a+b", &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(err, 0);
+    has(t, ": 1 line matching /a+b/ from line 1 (lines 1-1 of 3)\n1\taab\n"
+           "[the search stopped after 5.");
+    has(t, " s, in line 2: no line from there on was searched. To go on, call "
+           "read_offloaded_result with {\"path\": ");
+    has(t, ", \"offset\": 2, \"limit\": 2000, \"pattern\": \"a+b\"} (offset 3 skips that "
+           "line), or run grep -nE on ");
+    assert_true(t1.tv_sec - t0.tv_sec < 30); /* the deadline, not minutes */
+    free(t);
+    t = NULL;
+    const char *skip = "{\"path\":\"aas\",\"pattern\":\"a+b\",\"offset\":3}";
+    assert_int_equal(mcp_read_answer(f->h, skip, strlen(skip), 4096, &t, NULL, &err), 0);
+    assert_int_equal(err, 0);
+    has(t, ": 1 line matching /a+b/ from line 3 (lines 3-3 of 3)\n3\tab\n[end of the result]");
+    free(t);
+    free(text);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -863,6 +923,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_patterns_regcomp_cannot_survive, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_search_a_long_result_in_a_child, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_stop_a_search_at_its_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
