@@ -339,7 +339,7 @@ static int load_policy(const opts *o, al_policy **pol)
 /* ---- fault guard -------------------------------------------------------
  * Each command is a process of its own, so it opens the store with the
  * quick page check (al_store_quick): a damaged page deeper in a tree can
- * still stop LMDB with SIGSEGV, SIGBUS or an assertion (SIGABRT). Then the
+ * still stop LMDB with SIGSEGV, SIGBUS, SIGFPE or an assertion (SIGABRT). Then the
  * handler prints what happened, in the words of STORE_ECORRUPT, and exits
  * 1; a write transaction that did not commit leaves the store as it was. */
 
@@ -347,7 +347,10 @@ static char guard_msg[1024]; /* the message up to the signal's name */
 
 static void guard_fault(int sig)
 {
-    const char *name = sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : "SIGSEGV";
+    const char *name = sig == SIGBUS    ? "SIGBUS"
+                       : sig == SIGABRT ? "SIGABRT"
+                       : sig == SIGFPE  ? "SIGFPE"
+                                        : "SIGSEGV";
     static const char tail[] = "); no change was committed\n";
     /* Best effort: there is nothing else to do when stderr fails. */
     if (write(STDERR_FILENO, guard_msg, strlen(guard_msg)) >= 0
@@ -368,6 +371,7 @@ static void guard_arm(const char *dir)
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
     sigaction(SIGABRT, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
 }
 
 /* Opens the store with the precedence flag > environment > config >

@@ -201,6 +201,8 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
      * read is EACCES, and a FIFO or device (which would block or lie) is not
      * a store. */
     rc = stat(data, &sb) ? errno : 0;
+    if (!rc && S_ISREG(sb.st_mode))
+        rc = verify_header(data); /* before LMDB trusts its page size */
     free(data);
     creating = rc == ENOENT;
     if (rc && !creating)

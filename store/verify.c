@@ -8,6 +8,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #define P_BRANCH 0x01u
 #define P_LEAF 0x02u
 #define P_OVERFLOW 0x04u
+#define P_META 0x08u
 /* MDB_node: lo(2) hi(2) flags(2) ksize(2) key, data */
 #define NODE_HDR 8u
 #define F_BIGDATA 0x01u
@@ -37,6 +39,11 @@
 #define META_LAST (META_DBS + 2 * DB_LEN)
 #define META_TXNID (META_LAST + 8)
 #define META_LEN (META_TXNID + 8)
+/* MDB_meta's first fields: magic(4) version(4) */
+#define META_MAGIC 0xBEEFC0DEu
+#define META_VERSION 1u
+#define MIN_PSIZE 512u
+#define MAX_PSIZE 65536u
 #define MAX_DEPTH 32u /* LMDB's CURSOR_STACK */
 #define MAX_KEY 511u
 #define NUM_METAS 2u
@@ -262,7 +269,7 @@ static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned d
     const unsigned char *p = v->map + pg * v->psize;
     int branch = level < depth;
     unsigned flags = u16(p + PG_FLAGS), lower = u16(p + PG_LOWER), upper = u16(p + PG_UPPER);
-    unsigned nkeys, minkeys = branch ? (kind == T_FREE ? 1 : 2) : 0;
+    unsigned nkeys, minkeys = branch ? (kind == T_FREE ? 1 : 2) : 1;
     int rc;
     if (u64(p) != pg)
         return bad(v, pg, "page says it is page %llu", (unsigned long long)u64(p));
@@ -271,8 +278,8 @@ static int walk(vctx *v, enum tree kind, uint64_t pg, unsigned level, unsigned d
     if (lower < PG_HDR || lower & 1 || upper < lower || upper > v->psize)
         return bad(v, pg, "bounds %u..%u", lower, upper);
     nkeys = (lower - PG_HDR) / 2;
-    if (nkeys < minkeys)
-        return bad(v, pg, "branch page with %u keys", nkeys);
+    if (nkeys < minkeys) /* LMDB frees an emptied leaf, and a root with it */
+        return bad(v, pg, "%s page with %u keys", branch ? "branch" : "leaf", nkeys);
     if ((rc = spans(v, p, pg, nkeys, upper, branch)))
         return rc;
     for (unsigned i = 0; i < nkeys; i++)
@@ -395,6 +402,35 @@ int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full
     rc = u32(meta + META_DBS) != ms.ms_psize ? bad(&v, 0, "meta page size differs")
                                             : walk_pinned(&v, fd, meta);
     mdb_txn_abort(txn);
+    return rc;
+}
+
+/* The page size the meta page at OFF of FD names: 0 when there is no
+ * meta page there (LMDB judges that: a new or foreign file), 1 when it names
+ * an impossible one, else the size. */
+static uint64_t meta_psize(int fd, off_t off)
+{
+    unsigned char m[PG_HDR + META_DBS + 4];
+    uint32_t ps;
+    if (pread(fd, m, sizeof m, off) != (ssize_t)sizeof m || !(u16(m + PG_FLAGS) & P_META)
+        || u32(m + PG_HDR) != META_MAGIC || u32(m + PG_HDR + 4) != META_VERSION)
+        return 0;
+    ps = u32(m + PG_HDR + META_DBS);
+    return ps < MIN_PSIZE || ps > MAX_PSIZE || (ps & (ps - 1)) ? 1 : ps;
+}
+
+int verify_header(const char *datafile)
+{
+    int fd = open(datafile, O_RDONLY | O_CLOEXEC), rc = 0;
+    uint64_t first, second;
+    if (fd < 0)
+        return 0; /* LMDB says what is wrong */
+    first = meta_psize(fd, 0);
+    if (first == 1)
+        rc = STORE_ECORRUPT;
+    else if (first && (second = meta_psize(fd, (off_t)first)) && second != first)
+        rc = STORE_ECORRUPT;
+    close(fd);
     return rc;
 }
 

@@ -65,6 +65,14 @@
 int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
                char *why, size_t whylen);
 
+/* Checks the two meta pages of DATAFILE (a data.mdb) before LMDB opens it:
+ * mdb_env_open() trusts the page size they name, and divides by it (a zero
+ * one stopped the process with SIGFPE). Where both are meta pages (magic
+ * and version right, as LMDB checks), each must name the same power of two
+ * from 512 to 64 KiB. Returns 0 (also when the file is missing, short or
+ * not LMDB's: mdb_env_open() says so) or STORE_ECORRUPT. */
+int verify_header(const char *datafile);
+
 /* The address LMDB maps data.mdb at, worked out from INPAGE, a pointer into
  * a clean page of its map (one a read transaction returned), whose own page
  * number says where it lies. NULL when it cannot be known (pages of another

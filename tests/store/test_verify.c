@@ -270,6 +270,42 @@ static void test_node_overlaps_neighbour(void **state)
     expect_refused(f, "overlap others", 0);
 }
 
+/* A leaf with no node: LMDB frees a leaf it empties (and a root with it),
+ * and putting into one crashed it (SIGBUS: fuzz_verify). */
+static void test_empty_leaf(void **state)
+{
+    struct fx *f = *state;
+    int fd = open_data(f);
+    uint64_t pg = live_page(fd, 1);
+    unsigned char *p = page_at(fd, pg);
+    uint16_t lower = 16;
+    memcpy(p + 12, &lower, 2);
+    page_put(fd, pg, p);
+    close(fd);
+    expect_refused(f, "leaf page with 0 keys", 0);
+}
+
+/* The newest meta page naming a page size of 0: mdb_env_open() divided by
+ * it (SIGFPE: fuzz_verify). Any open refuses the store before LMDB does. */
+static void test_meta_page_size(void **state)
+{
+    struct fx *f = *state;
+    static const uint32_t sizes[] = {0, 1000, 256, 1u << 17};
+    int fd = open_data(f);
+    uint64_t t0, t1;
+    memcpy(&t0, page_at(fd, 0) + 144, 8);
+    memcpy(&t1, page_at(fd, 1) + 144, 8);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        store *st;
+        unsigned char *p = page_at(fd, t1 > t0);
+        memcpy(p + 40, &sizes[i], 4);
+        page_put(fd, t1 > t0, p);
+        assert_int_equal(store_open(&st, f->dir, STORE_RDONLY), STORE_ECORRUPT);
+        assert_int_equal(store_open(&st, f->dir, STORE_VERIFY), STORE_ECORRUPT);
+    }
+    close(fd);
+}
+
 static void test_free_list_flags(void **state)
 {
     struct fx *f = *state;
@@ -359,6 +395,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_branch_flags, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_leaf_node_pointer, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_node_overlaps_neighbour, vt_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_empty_leaf, vt_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_meta_page_size, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_free_list_flags, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_child_claimed_twice, vt_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_child_outside_file, vt_setup, fx_teardown),
