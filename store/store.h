@@ -284,6 +284,12 @@ typedef int (*store_list_fn)(const char *key, size_t keylen,
 int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
                void *ctx);
 
+/* Like store_list(), for the names of NS that have a tombstone (evicted or
+ * removed, the newest max_tombstones of them), in byte order; FN gets E
+ * NULL. The daemon uses it to forget such names after a gap in the change
+ * log (store_changes(): STORE_ELOGGONE). */
+int store_list_tombs(store *st, const char *ns, store_list_fn fn, void *ctx);
+
 /* ---- Store-wide figures ---------------------------------------------- */
 typedef struct store_stats {
     uint64_t entries;          /* live entries, all namespaces */
