@@ -41,6 +41,15 @@
  *   (STORE_WAKE_BACKLOG pending connections) is full: later writers get
  *   EAGAIN and do not wait at all. It catches up when it runs again: it
  *   answers what is queued and its 20 ms poll covers everything else.
+ * - And once per process, not once per write: through store_wake_after(),
+ *   a daemon that let one write of this process (this store's shared
+ *   environment) wait the whole bound is remembered with that unanswered
+ *   connection; later writes connect to no new one and do not wait for it
+ *   (counted late) until it has answered or closed that connection, i.e.
+ *   has run again. So `agentlink rm` of many keys, `import` or an agent
+ *   writing result after result pays the bound once for a stopped daemon
+ *   (not 200 ms per key), and a daemon that runs again is waited for as
+ *   before. store_wake() itself remembers nothing.
  * - No daemon: no socket, no syscall beyond the open() of step 1.
  *
  * Caveats
