@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,12 +59,25 @@ static int wake_connect(const char *dir, int dfd, const char *name, int *fd)
     return rc;
 }
 
-static int is_socket_name(const struct dirent *de)
+/* 1 when NAME in DFD is a socket itself (not a link to one). */
+static int is_socket_at(int dfd, const char *name)
+{
+    struct stat sb;
+    return fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sb.st_mode);
+}
+
+/* 1 for a daemon's socket "*.sock" in the directory DFD. Where listings
+ * carry no type (DT_UNKNOWN: ext4 without "filetype", XFS with ftype=0),
+ * one fstatat() tells: connecting would follow a symlink, and a regular
+ * file or a FIFO answers ECONNREFUSED like a dead daemon's socket. */
+static int is_socket_name(int dfd, const struct dirent *de)
 {
     size_t n = strlen(de->d_name), k = sizeof STORE_WAKE_SUFFIX - 1;
     if (de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN)
         return 0;
-    return de->d_name[0] != '.' && n > k && !strcmp(de->d_name + n - k, STORE_WAKE_SUFFIX);
+    if (de->d_name[0] == '.' || n <= k || strcmp(de->d_name + n - k, STORE_WAKE_SUFFIX))
+        return 0;
+    return de->d_type == DT_SOCK || is_socket_at(dfd, de->d_name);
 }
 
 /* The connections of one store_wake(): PFD[i] to the socket NAME[i] ("":
@@ -149,7 +163,7 @@ static void connect_all(const char *dir, DIR *d, struct wake_set *w, struct shar
     if (se)
         pthread_mutex_lock(&se->wlock);
     while (w->n < STORE_WAKE_MAX && (de = readdir(d))) {
-        if (!is_socket_name(de))
+        if (!is_socket_name(dirfd(d), de))
             continue;
         if (late_skip(se, de->d_name, &seen)) {
             r->late++;
@@ -166,7 +180,9 @@ static void connect_all(const char *dir, DIR *d, struct wake_set *w, struct shar
                 w->name[w->n][0] = '\0';
             w->n++;
         } else if (rc == ECONNREFUSED) {
-            if (unlinkat(dirfd(d), de->d_name, 0) == 0) /* its daemon died */
+            /* Its daemon died; checked again just before the unlink: only a
+             * socket is ever removed, whatever took the name meanwhile. */
+            if (is_socket_at(dirfd(d), de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0)
                 r->stale++;
         } else if (rc == EAGAIN) {
             r->busy++;

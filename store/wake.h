@@ -12,8 +12,10 @@
  *      open() is all a write pays; empty: one short listing;
  *   2. connects, without blocking, to every "*.sock" in it. The connection
  *      itself is the wake-up: the writer sends nothing, no key name, no
- *      data. A socket nobody listens on (ECONNREFUSED: its daemon died) is
- *      removed; one whose backlog is full (EAGAIN: a daemon that has not
+ *      data. Only sockets count, never a link to one, also where listings
+ *      carry no file type (fstatat() then). A socket nobody listens on
+ *      (ECONNREFUSED: its daemon died) is removed, and nothing else ever
+ *      is; one whose backlog is full (EAGAIN: a daemon that has not
  *      run for a while) is skipped at once;
  *   3. waits, with ONE deadline for all of them (STORE_WAKE_TIMEOUT_MS from
  *      the first connect), for each daemon's answer: the 8-byte store
