@@ -9,6 +9,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then t_skip "a loop mount needs root"; t_done; fi
+# Like /dev/fuse for the mount tests: a machine without loop devices skips,
+# loudly.
+if ! losetup -f >/dev/null 2>&1; then t_skip "no free loop device (losetup -f)"; t_done; fi
 IMG=$T_TMP/notype.img
 D=$T_TMP/fs
 mkdir -p "$D"
