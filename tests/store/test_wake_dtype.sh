@@ -43,7 +43,7 @@ sys.exit(0 if types == {0} else 1)  # DT_UNKNOWN only
 PY
 
 S=$D/store
-"$AGENTLINK" --store "$S" init >/dev/null || { t_not_ok "init a store"; t_done; }
+$AGENTLINK --store "$S" init >/dev/null || { t_not_ok "init a store"; t_done; }
 W=$S/wake
 mkdir -m 700 "$W"
 echo "not a socket" >"$W/file.sock"
@@ -53,7 +53,7 @@ ln -s ../../target "$W/link.sock"
 # A stale socket: bound, then its owner gone.
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])' \
     "$W/1-dead.sock"
-printf 'v\n' | "$AGENTLINK" --store "$S" put k >/dev/null
+printf 'v\n' | $AGENTLINK --store "$S" put k >/dev/null
 t_eq "the put succeeds" "$?" 0
 t_eq "the stale socket is removed" "$(test -e "$W/1-dead.sock"; echo $?)" 1
 t_eq "a regular file named *.sock stays" "$(cat "$W/file.sock")" "not a socket"
