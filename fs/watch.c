@@ -102,15 +102,20 @@ static int inval_live(const char *key, size_t keylen, const store_entry *e, void
 }
 
 /* The change log no longer reaches our generation: more than the log holds
- * happened in one interval. Drop the listing and every live name (which
- * covers negative dentries of names written since). A dentry of a name that
- * vanished in that window is not reachable by name from here; reads through
- * it answer ENODATA from the store. */
+ * happened in one interval. Drop the listing, every live name (which covers
+ * negative dentries of names written since) and every name with a
+ * tombstone: a name removed or evicted in that window would otherwise keep
+ * its cached dentry and attributes (stat succeeding) for the whole cache
+ * timeout. Only a name whose tombstone has expired too (more than
+ * max_tombstones removals in the window) is missed; opening it answers
+ * ENODATA from the store. */
 static void inval_everything(struct ofs *fs)
 {
     int rc;
     inval_inode(fs, FUSE_ROOT_ID); /* the listing first: it is one call */
     rc = store_list(fs->st, fs->ns, NULL, inval_live, fs);
+    if (!rc)
+        rc = store_list_tombs(fs->st, fs->ns, inval_live, fs);
     if (rc && rc != ECANCELED)
         fuse_log(FUSE_LOG_ERR, "offloadfs: listing store after a log gap: %s\n",
                  store_strerror(rc));

@@ -1,4 +1,5 @@
-/* list.c -- store_list(): live keys of a namespace, in batches. */
+/* list.c -- store_list(): live keys of a namespace, in batches;
+ * store_list_tombs(): the names of its tombstones, the same way. */
 #include "store/store_int.h"
 
 #include <errno.h>
@@ -11,9 +12,11 @@ struct list_item {
     store_entry e;
 };
 
-/* Reads up to LIST_BATCH live keys of NS after PREFIX+AFTER into ITEMS. */
-static int list_batch(store *st, const char *prefix, size_t plen, const char *after,
-                      size_t alen, int skip_equal, struct list_item *items, size_t *n)
+/* Reads up to LIST_BATCH keys of NS after PREFIX+AFTER into ITEMS, from the
+ * table WHICH: DB_LIVE (with their entries) or DB_TOMB (names only). */
+static int list_batch(store *st, int which, const char *prefix, size_t plen,
+                      const char *after, size_t alen, int skip_equal,
+                      struct list_item *items, size_t *n)
 {
     char kbuf[NAME_BUF];
     MDB_val key = {plen + alen, kbuf}, val;
@@ -25,7 +28,7 @@ static int list_batch(store *st, const char *prefix, size_t plen, const char *af
     memcpy(kbuf + plen, after, alen);
     if ((rc = tx_begin(st, 0, &t)))
         return rc;
-    if ((rc = mdb_cursor_open(t.txn, db(&t, DB_LIVE), &c))) {
+    if ((rc = mdb_cursor_open(t.txn, db(&t, which), &c))) {
         tx_abort(&t);
         return map_err(rc);
     }
@@ -38,7 +41,8 @@ static int list_batch(store *st, const char *prefix, size_t plen, const char *af
         if (!(skip_equal && it->keylen == alen
               && !memcmp((char *)key.mv_data + plen, after, alen))) {
             if (it->keylen > STORE_NAME_MAX
-                || (rc = rec_entry_decode(val.mv_data, val.mv_size, &it->e)))
+                || (which == DB_LIVE
+                    && (rc = rec_entry_decode(val.mv_data, val.mv_size, &it->e))))
                 break;
             memcpy(it->key, (char *)key.mv_data + plen, it->keylen);
             it->key[it->keylen] = '\0';
@@ -53,8 +57,8 @@ static int list_batch(store *st, const char *prefix, size_t plen, const char *af
     return map_err(rc);
 }
 
-int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
-               void *ctx)
+static int list_in(store *st, int which, const char *ns, const char *after,
+                   store_list_fn fn, void *ctx)
 {
     char prefix[STORE_NAME_MAX + 2], last[STORE_NAME_MAX + 1];
     size_t plen, alen, n;
@@ -73,10 +77,10 @@ int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
     if (!(items = malloc(LIST_BATCH * sizeof *items)))
         return ENOMEM;
     do {
-        if ((rc = list_batch(st, prefix, plen, last, alen, skip, items, &n)))
+        if ((rc = list_batch(st, which, prefix, plen, last, alen, skip, items, &n)))
             break;
         for (size_t i = 0; i < n && !rc; i++)
-            rc = fn(items[i].key, items[i].keylen, &items[i].e, ctx);
+            rc = fn(items[i].key, items[i].keylen, which == DB_LIVE ? &items[i].e : NULL, ctx);
         if (n) {
             alen = items[n - 1].keylen;
             memcpy(last, items[n - 1].key, alen);
@@ -85,4 +89,15 @@ int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
     } while (!rc && n == LIST_BATCH);
     free(items);
     return rc;
+}
+
+int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
+               void *ctx)
+{
+    return list_in(st, DB_LIVE, ns, after, fn, ctx);
+}
+
+int store_list_tombs(store *st, const char *ns, store_list_fn fn, void *ctx)
+{
+    return list_in(st, DB_TOMB, ns, NULL, fn, ctx);
 }

@@ -226,7 +226,9 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
     pthread_mutex_init(&se->zlock, NULL);
+    pthread_mutex_init(&se->wlock, NULL);
     if ((rc = env_open(se, dir, creating))) {
+        pthread_mutex_destroy(&se->wlock);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
@@ -287,6 +289,8 @@ void store_close(store *st)
             }
         mdb_env_close(se->env);
         zpool_free(se);
+        wake_late_free(se);
+        pthread_mutex_destroy(&se->wlock);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);

@@ -28,8 +28,10 @@
  * - Read-your-writes: store_put(), store_remove() and store_limits_set()
  *   return only after every offloadfs daemon serving the store has
  *   invalidated what the write changed, or after STORE_WAKE_TIMEOUT_MS
- *   (200 ms, for all daemons together) when one does not answer. With no
- *   daemon this costs one failed open() (store/wake.h says how and why).
+ *   (200 ms, for all daemons together) when one does not answer; a daemon
+ *   that let a write wait that long is not waited for again by this
+ *   process until it has run again. With no daemon this costs one failed
+ *   open() (store/wake.h says how and why).
  * - Compression: values are compressed with zstd (see "Compression" below)
  *   unless the store is set to STORE_COMPRESS_NONE. Sizes, reads and
  *   listings always speak of the original bytes; only max_total_bytes and
@@ -283,6 +285,12 @@ typedef int (*store_list_fn)(const char *key, size_t keylen,
  * LMDB failure. */
 int store_list(store *st, const char *ns, const char *after, store_list_fn fn,
                void *ctx);
+
+/* Like store_list(), for the names of NS that have a tombstone (evicted or
+ * removed, the newest max_tombstones of them), in byte order; FN gets E
+ * NULL. The daemon uses it to forget such names after a gap in the change
+ * log (store_changes(): STORE_ELOGGONE). */
+int store_list_tombs(store *st, const char *ns, store_list_fn fn, void *ctx);
 
 /* ---- Store-wide figures ---------------------------------------------- */
 typedef struct store_stats {

@@ -63,6 +63,18 @@ struct zscratch {
 };
 
 /* One open LMDB environment, shared by every handle on the same directory. */
+/* A daemon whose wake-up (store/wake.c) went unanswered within the bound:
+ * the connection, kept open, tells when it has run again (its answer, or
+ * the close). Until then this process's writes wake it without waiting, so
+ * a stopped daemon costs one bound per process, not one per write. A slot
+ * is free while NAME is empty. */
+#define WAKE_LATE_MAX 16u
+#define WAKE_NAME_MAX 64u
+struct wake_late {
+    int fd;
+    char name[WAKE_NAME_MAX]; /* its socket in STORE/wake */
+};
+
 struct shared_env {
     dev_t dev;
     ino_t ino;
@@ -78,6 +90,8 @@ struct shared_env {
     pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
     pthread_mutex_t zlock;   /* guards zfree */
     struct zscratch *zfree;  /* idle decode sets (zpool.c) */
+    pthread_mutex_t wlock;   /* guards late */
+    struct wake_late late[WAKE_LATE_MAX]; /* daemons that ran late (wake.c) */
     struct shared_env *next;
 };
 
@@ -157,6 +171,15 @@ void zpool_free(struct shared_env *se);
 /* Grow Z's frame or out buffer to NEED bytes: 0 or ENOMEM. */
 int zscratch_frame(struct zscratch *z, size_t need);
 int zscratch_out(struct zscratch *z, size_t need);
+
+/* ---- wake.c ----------------------------------------------------------- */
+
+struct store_wake_result;
+/* store_wake() remembering late daemons in SE (NULL: store_wake()). */
+int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
+             struct shared_env *se, struct store_wake_result *r);
+/* Closes the connections kept for late daemons (the environment is closing). */
+void wake_late_free(struct shared_env *se);
 
 /* ---- changes.c -------------------------------------------------------- */
 

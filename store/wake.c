@@ -7,6 +7,7 @@
  * deadline for every daemon together.
  */
 #include "store/wake.h"
+#include "store/store_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,38 +59,142 @@ static int wake_connect(const char *dir, int dfd, const char *name, int *fd)
     return rc;
 }
 
-static int is_socket_name(const struct dirent *de)
+/* 1 when NAME in DFD is a socket itself (not a link to one). */
+static int is_socket_at(int dfd, const char *name)
+{
+    struct stat sb;
+    return fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sb.st_mode);
+}
+
+/* 1 for a daemon's socket "*.sock" in the directory DFD. Where listings
+ * carry no type (DT_UNKNOWN: ext4 without "filetype", XFS with ftype=0),
+ * one fstatat() tells: connecting would follow a symlink, and a regular
+ * file or a FIFO answers ECONNREFUSED like a dead daemon's socket. */
+static int is_socket_name(int dfd, const struct dirent *de)
 {
     size_t n = strlen(de->d_name), k = sizeof STORE_WAKE_SUFFIX - 1;
     if (de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN)
         return 0;
-    return de->d_name[0] != '.' && n > k && !strcmp(de->d_name + n - k, STORE_WAKE_SUFFIX);
+    if (de->d_name[0] == '.' || n <= k || strcmp(de->d_name + n - k, STORE_WAKE_SUFFIX))
+        return 0;
+    return de->d_type == DT_SOCK || is_socket_at(dfd, de->d_name);
 }
 
-/* Connects to every daemon in the directory D; fills PFD, returns how
- * many. */
-static unsigned connect_all(const char *dir, DIR *d, struct pollfd *pfd,
-                            store_wake_result *r)
+/* The connections of one store_wake(): PFD[i] to the socket NAME[i] ("":
+ * a name too long to remember). */
+struct wake_set {
+    struct pollfd pfd[STORE_WAKE_MAX];
+    char name[STORE_WAKE_MAX][WAKE_NAME_MAX];
+    unsigned n;
+};
+
+/* The slot of SE's late daemon NAME, or -1. */
+static int late_find(const struct shared_env *se, const char *name)
 {
-    struct dirent *de;
-    unsigned n = 0;
+    for (unsigned k = 0; k < WAKE_LATE_MAX; k++)
+        if (se->late[k].name[0] && !strcmp(se->late[k].name, name))
+            return (int)k;
+    return -1;
+}
+
+static void late_drop(struct shared_env *se, unsigned k)
+{
+    close(se->late[k].fd);
+    se->late[k].name[0] = '\0';
+}
+
+/* 1 while the kept connection FD has neither an answer nor an end: its
+ * daemon has not run since. */
+static int late_pending(int fd)
+{
+    uint64_t got;
+    ssize_t n = recv(fd, &got, sizeof got, MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* Keeps FD, the unanswered connection to NAME, in SE; 0 when it could not
+ * (no free slot, or another thread keeps one for NAME already). */
+static int late_keep(struct shared_env *se, const char *name, int fd)
+{
+    int kept = 0;
+    pthread_mutex_lock(&se->wlock);
+    if (late_find(se, name) < 0)
+        for (unsigned k = 0; k < WAKE_LATE_MAX && !kept; k++)
+            if (!se->late[k].name[0]) {
+                se->late[k].fd = fd;
+                snprintf(se->late[k].name, sizeof se->late[k].name, "%s", name);
+                kept = 1;
+            }
+    pthread_mutex_unlock(&se->wlock);
+    return kept;
+}
+
+void wake_late_free(struct shared_env *se)
+{
+    for (unsigned k = 0; k < WAKE_LATE_MAX; k++)
+        if (se->late[k].name[0])
+            late_drop(se, k);
+}
+
+/* Decides about the socket NAME that SE (may be NULL) remembers as late:
+ * 1 when its daemon still has not answered (do not wait for it again),
+ * 0 to connect as usual. Sets bit K of *SEEN for the slot K it holds. */
+static int late_skip(struct shared_env *se, const char *name, uint32_t *seen)
+{
+    int k;
+    if (!se || (k = late_find(se, name)) < 0)
+        return 0;
+    if (late_pending(se->late[k].fd)) {
+        *seen |= UINT32_C(1) << k;
+        return 1;
+    }
+    late_drop(se, (unsigned)k); /* it ran again: wait for it as for any */
+    return 0;
+}
+
+/* Connects to every daemon in the directory D but those SE (may be NULL)
+ * knows to be late still; fills W. */
+static void connect_all(const char *dir, DIR *d, struct wake_set *w, struct shared_env *se,
+                        store_wake_result *r)
+{
+    struct dirent *de = NULL;
+    uint32_t seen = 0;
     int fd = -1, rc;
-    while (n < STORE_WAKE_MAX && (de = readdir(d))) {
-        if (!is_socket_name(de))
+    if (se)
+        pthread_mutex_lock(&se->wlock);
+    while (w->n < STORE_WAKE_MAX && (de = readdir(d))) {
+        if (!is_socket_name(dirfd(d), de))
             continue;
+        if (late_skip(se, de->d_name, &seen)) {
+            r->late++;
+            continue;
+        }
         rc = wake_connect(dir, dirfd(d), de->d_name, &fd);
         if (rc == 0) {
-            pfd[n].fd = fd;
-            pfd[n].events = POLLIN;
-            pfd[n++].revents = 0;
+            w->pfd[w->n].fd = fd;
+            w->pfd[w->n].events = POLLIN;
+            w->pfd[w->n].revents = 0;
+            if (strlen(de->d_name) < WAKE_NAME_MAX)
+                memcpy(w->name[w->n], de->d_name, strlen(de->d_name) + 1);
+            else
+                w->name[w->n][0] = '\0';
+            w->n++;
         } else if (rc == ECONNREFUSED) {
-            if (unlinkat(dirfd(d), de->d_name, 0) == 0) /* its daemon died */
+            /* Its daemon died; checked again just before the unlink: only a
+             * socket is ever removed, whatever took the name meanwhile. */
+            if (is_socket_at(dirfd(d), de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0)
                 r->stale++;
         } else if (rc == EAGAIN) {
             r->busy++;
         } /* else gone since the listing (ENOENT), or not ours: skip */
     }
-    return n;
+    if (se) {
+        /* A late daemon whose socket has gone (it stopped) is forgotten. */
+        for (unsigned k = 0; !de && k < WAKE_LATE_MAX; k++)
+            if (se->late[k].name[0] && !(seen & (UINT32_C(1) << k)))
+                late_drop(se, k);
+        pthread_mutex_unlock(&se->wlock);
+    }
 }
 
 static int64_t ms_left(const struct timespec *deadline)
@@ -114,12 +220,14 @@ static void take_answer(struct pollfd *pfd, uint64_t generation, store_wake_resu
     pfd->fd = -1;
 }
 
-/* Waits until every connection in PFD answered or the deadline passed. */
-static void wait_all(struct pollfd *pfd, unsigned n, uint64_t generation,
+/* Waits until every connection in W answered or the deadline passed; the
+ * connections still unanswered then are kept in SE (may be NULL). */
+static void wait_all(struct wake_set *w, struct shared_env *se, uint64_t generation,
                      unsigned timeout_ms, store_wake_result *r)
 {
+    struct pollfd *pfd = w->pfd;
     struct timespec deadline;
-    unsigned left = n;
+    unsigned n = w->n, left = n;
     int64_t ms;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += (time_t)(timeout_ms / 1000u);
@@ -141,21 +249,22 @@ static void wait_all(struct pollfd *pfd, unsigned n, uint64_t generation,
     }
     for (unsigned i = 0; i < n; i++)
         if (pfd[i].fd >= 0) {
-            close(pfd[i].fd);
+            if (!se || !w->name[i][0] || !late_keep(se, w->name[i], pfd[i].fd))
+                close(pfd[i].fd);
             r->late++;
         }
 }
 
-int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
-               store_wake_result *res)
+int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
+             struct shared_env *se, store_wake_result *res)
 {
-    struct pollfd pfd[STORE_WAKE_MAX];
+    struct wake_set w;
     store_wake_result r;
     char path[4096];
-    unsigned n;
     DIR *d;
     int dfd;
     memset(&r, 0, sizeof r);
+    w.n = 0;
     if (res)
         *res = r;
     if ((size_t)snprintf(path, sizeof path, "%s/" STORE_WAKE_DIR, dir) >= sizeof path)
@@ -169,18 +278,24 @@ int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
         close(dfd);
         return rc;
     }
-    n = connect_all(dir, d, pfd, &r);
+    connect_all(dir, d, &w, se, &r);
     closedir(d);
-    r.daemons = n;
-    wait_all(pfd, n, generation, timeout_ms, &r);
+    r.daemons = w.n;
+    wait_all(&w, se, generation, timeout_ms, &r);
     if (res)
         *res = r;
     return r.late ? ETIMEDOUT : 0;
 }
 
+int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
+               store_wake_result *res)
+{
+    return wake_run(dir, generation, timeout_ms, NULL, res);
+}
+
 int store_wake_after(store *st, int rc, uint64_t generation)
 {
     if (rc == 0)
-        (void)store_wake(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, NULL);
+        (void)wake_run(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, st->se, NULL);
     return rc;
 }

@@ -12,8 +12,10 @@
  *      open() is all a write pays; empty: one short listing;
  *   2. connects, without blocking, to every "*.sock" in it. The connection
  *      itself is the wake-up: the writer sends nothing, no key name, no
- *      data. A socket nobody listens on (ECONNREFUSED: its daemon died) is
- *      removed; one whose backlog is full (EAGAIN: a daemon that has not
+ *      data. Only sockets count, never a link to one, also where listings
+ *      carry no file type (fstatat() then). A socket nobody listens on
+ *      (ECONNREFUSED: its daemon died) is removed, and nothing else ever
+ *      is; one whose backlog is full (EAGAIN: a daemon that has not
  *      run for a while) is skipped at once;
  *   3. waits, with ONE deadline for all of them (STORE_WAKE_TIMEOUT_MS from
  *      the first connect), for each daemon's answer: the 8-byte store
@@ -41,6 +43,15 @@
  *   (STORE_WAKE_BACKLOG pending connections) is full: later writers get
  *   EAGAIN and do not wait at all. It catches up when it runs again: it
  *   answers what is queued and its 20 ms poll covers everything else.
+ * - And once per process, not once per write: through store_wake_after(),
+ *   a daemon that let one write of this process (this store's shared
+ *   environment) wait the whole bound is remembered with that unanswered
+ *   connection; later writes connect to no new one and do not wait for it
+ *   (counted late) until it has answered or closed that connection, i.e.
+ *   has run again. So `agentlink rm` of many keys, `import` or an agent
+ *   writing result after result pays the bound once for a stopped daemon
+ *   (not 200 ms per key), and a daemon that runs again is waited for as
+ *   before. store_wake() itself remembers nothing.
  * - No daemon: no socket, no syscall beyond the open() of step 1.
  *
  * Caveats

@@ -780,6 +780,42 @@ static void list_should_stop_when_callback_says_so(void **state)
     free(c);
 }
 
+static int collect_tomb_fn(const char *key, size_t keylen, const store_entry *e, void *ctx)
+{
+    struct collect *c = ctx;
+    assert_null(e);
+    assert_int_equal(strlen(key), keylen);
+    snprintf(c->keys[c->n++], sizeof c->keys[0], "%s", key);
+    return 0;
+}
+
+/* Used by the daemon after a gap in the change log (fs/watch.c). */
+static void list_tombs_should_return_removed_and_evicted_names_of_one_namespace(void **state)
+{
+    struct fx *f = *state;
+    struct collect *c = calloc(1, sizeof *c);
+    store_limits lim = {0};
+    assert_int_equal(fx_put(f->st, "a", "old", 10, 1, NULL), 0);
+    assert_int_equal(fx_put(f->st, "a", "gone", 10, 1, NULL), 0);
+    assert_int_equal(fx_put(f->st, "a", "live", 10, 1, NULL), 0);
+    assert_int_equal(fx_put(f->st, "ab", "other", 10, 1, NULL), 0);
+    assert_int_equal(store_remove(f->st, "a", "gone"), 0);
+    assert_int_equal(store_remove(f->st, "ab", "other"), 0);
+    lim.max_total_bytes = 15; /* evicts "old", the oldest */
+    assert_int_equal(store_limits_set(f->st, &lim, NULL), 0);
+    assert_int_equal(store_list_tombs(f->st, "a", collect_tomb_fn, c), 0);
+    assert_int_equal(c->n, 2);
+    assert_string_equal(c->keys[0], "gone");
+    assert_string_equal(c->keys[1], "old");
+    memset(c, 0, sizeof *c);
+    assert_int_equal(fx_put(f->st, "a", "gone", 1, 1, NULL), 0); /* live again */
+    assert_int_equal(store_list_tombs(f->st, "a", collect_tomb_fn, c), 0);
+    assert_int_equal(c->n, 1);
+    assert_string_equal(c->keys[0], "old");
+    assert_int_equal(store_list_tombs(f->st, "a/b", collect_tomb_fn, c), STORE_ENAME_SLASH);
+    free(c);
+}
+
 /* ---- figures and changes ---------------------------------------------- */
 
 struct changes {
@@ -928,6 +964,7 @@ int main(void)
         T(version_stat_should_name_key_within_its_namespace),
         T(list_should_return_live_keys_in_order_per_namespace),
         T(list_should_stop_when_callback_says_so),
+        T(list_tombs_should_return_removed_and_evicted_names_of_one_namespace),
         T(changes_should_report_each_write_in_order),
         T(changes_should_cross_batches_and_resume),
         TR(stats_should_count_entries_bytes_and_evictions),

@@ -262,6 +262,54 @@ static void store_put_should_wake_daemons_after_a_chdir(void **state)
     assert_int_equal(a.answered, 1);
 }
 
+/* A stopped daemon delays one process's writes by the bound once, not once
+ * per write: `agentlink rm` of 20 keys, or an agent writing result after
+ * result, would otherwise wait 200 ms for each (4 s for those 20 keys).
+ * Once the daemon has run again (it answers the connection the first write
+ * left), the next write waits for it as before. */
+static void store_put_should_wait_once_for_a_daemon_that_stays_silent(void **state)
+{
+    struct fx *f = *state;
+    struct answerer a = {fake_daemon(f, "9-stopped.sock", 8, 1), 0, 1, 50, 0};
+    struct timespec t0;
+    store_stats s;
+    pthread_t th;
+    double first, later[4];
+    uint64_t gen;
+    int c;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(fx_put(f->st, NULL, "k0", 100, 1, NULL), 0);
+    first = ms_since(&t0);
+    for (int i = 0; i < 4; i++) {
+        char k[8];
+        snprintf(k, sizeof k, "k%d", i + 1);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(fx_put(f->st, NULL, k, 100, 1, NULL), 0);
+        later[i] = ms_since(&t0);
+    }
+    assert_int_equal(store_remove(f->st, NULL, "k0"), 0);
+    print_message("# a silent daemon: first put %.1f ms, the next four %.1f %.1f %.1f %.1f ms\n",
+                  first, later[0], later[1], later[2], later[3]);
+    assert_true(first >= STORE_WAKE_TIMEOUT_MS * 0.9); /* the first one waited */
+    for (int i = 0; i < 4; i++)  /* waiting again means the whole bound */
+        assert_true(later[i] < STORE_WAKE_TIMEOUT_MS * 0.9);
+    /* The daemon runs again: it answers what is queued, the first write's
+     * connection (the later ones did not connect). */
+    assert_int_equal(store_stats_get(f->st, &s), 0);
+    gen = s.generation;
+    c = accept(a.listen_fd, NULL, NULL);
+    assert_true(c >= 0);
+    assert_int_equal(send(c, &gen, sizeof gen, MSG_NOSIGNAL), (ssize_t)sizeof gen);
+    close(c);
+    /* So the next write waits for its answer again. */
+    a.answer = gen + 1;
+    assert_int_equal(pthread_create(&th, NULL, answer_one, &a), 0);
+    assert_int_equal(fx_put(f->st, NULL, "k5", 100, 1, NULL), 0);
+    assert_int_equal(a.answered, 1);
+    pthread_join(th, NULL);
+    close(a.listen_fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +323,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(store_wake_should_stop_waiting_when_a_daemon_goes_away, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_put_should_wait_for_the_daemons_answer, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(store_put_should_wake_daemons_after_a_chdir, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(store_put_should_wait_once_for_a_daemon_that_stays_silent, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
