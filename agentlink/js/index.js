@@ -169,6 +169,15 @@ function noStore(r) {
   return r.code === 1 && r.stderr.includes(": no store at '");
 }
 
+/**
+ * Whether a mount error means the offloadfs daemon is gone while its mount
+ * is still listed (killed or crashed: "Transport endpoint is not
+ * connected"). The store is intact then, and the CLI can answer.
+ */
+function deadMount(e) {
+  return e?.code === "ENOTCONN" || e?.code === "ECONNABORTED";
+}
+
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
     let child;
@@ -595,6 +604,7 @@ export class OffloadBackend {
       try {
         dirents = await fsp.readdir(this.#mount);
       } catch (e) {
+        if (deadMount(e)) return this.#cliList();
         return { error: `the offloadfs mount ${this.#mount} cannot be read: ${e.message}` };
       }
       const stats = await Promise.all(dirents.map(async (key) => {
@@ -648,8 +658,9 @@ export class OffloadBackend {
     if (name === "" || name.endsWith("/")) return { error: `File '${filePath}' not found`, missing: true };
     const k = await this.#keyOf(name);
     if (k.error) return { error: `Error ${verb} file '${filePath}': ${k.error}` };
+    let viaMount = await this.#mountUp();
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (await this.#mountUp()) {
+      if (viaMount) {
         let fh;
         try {
           fh = await fsp.open(path.join(this.#mount, k.key), "r");
@@ -658,6 +669,13 @@ export class OffloadBackend {
           return { bytes, mtime: st.mtime };
         } catch (e) {
           if (e.code === "ENOENT") return this.#missing(filePath, k.key);
+          if (deadMount(e)) {
+            // The daemon is gone but its mount is still listed: the store
+            // still holds the result, so ask the CLI instead.
+            viaMount = false;
+            attempt--;
+            continue;
+          }
           if (e.code !== "ENODATA") {
             return { error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}` };
           }
@@ -683,6 +701,7 @@ export class OffloadBackend {
       if (s.missing) return this.#missing(filePath, k.key);
       if (s.error) return this.#evicted(filePath, k.key, null, s.error);
       // Live again: rewritten between the two calls; read once more.
+      viaMount = viaMount && await this.#mountUp();
     }
     return { error: `Error ${verb} file '${filePath}': it was replaced while being read; read it again` };
   }

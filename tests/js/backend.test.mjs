@@ -2,13 +2,13 @@
 // and a real offloadfs mount (set up by test_js.sh), compared with what
 // deepagents' own FilesystemBackend answers for the same files.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { FilesystemBackend } from "deepagents";
 import { OffloadBackend } from "../../agentlink/js/index.js";
 import {
-  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, MOUNT, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
+  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, DEAD_MOUNT, DEAD_STORE, MOUNT, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
   STORE, bigText, cli, scratch, stats, storedBytes,
 } from "./env.mjs";
 
@@ -267,6 +267,25 @@ test("a mount of another store at the mount path is not read: the CLI answers fr
   assert.match((await mine.read("/call_only_other.txt")).error, /not found/);
   const names = (await mine.ls("/")).files.map((f) => f.path);
   assert.ok(names.includes("/call_only_mine.txt") && !names.includes("/call_only_other.txt"));
+});
+
+test("a mount whose daemon died (ENOTCONN): reads, ls, glob and grep come from the store through the CLI", async () => {
+  assert.throws(() => readdirSync(DEAD_MOUNT), { code: "ENOTCONN" });
+  const b = new OffloadBackend({ store: DEAD_STORE, mount: DEAD_MOUNT, agentlink: AGENTLINK });
+  const text = "first line\nsecond NEEDLE line\n";
+  assert.equal((await b.write("/call_dead.txt", text)).error, undefined);
+  assert.equal((await b.write("/sub/call_dead.txt", text)).error, undefined);
+  assert.ok(storedBytes(DEAD_STORE, "call_dead.txt").equals(Buffer.from(text)));
+  assert.deepEqual(await b.read("/call_dead.txt", 1, 1),
+    { content: "second NEEDLE line", mimeType: "text/plain", totalLines: 2, startLine: 2, endLine: 2, nextOffset: undefined });
+  assert.equal((await b.readRaw("/sub/call_dead.txt")).data?.content, text);
+  assert.deepEqual((await b.ls("/")).files?.map((f) => f.path), ["/call_dead.txt", "/sub/"]);
+  assert.deepEqual((await b.glob("**/*.txt")).files?.map((f) => f.path), ["/call_dead.txt", "/sub/call_dead.txt"]);
+  assert.deepEqual((await b.grep("NEEDLE")).matches,
+    [{ path: "/call_dead.txt", line: 2, text: "second NEEDLE line" }, { path: "/sub/call_dead.txt", line: 2, text: "second NEEDLE line" }]);
+  assert.match((await b.read("/call_never.txt")).error, /not found: no result was ever stored/);
+  const dl = await b.downloadFiles(["/call_dead.txt"]);
+  assert.ok(Buffer.from(dl[0].content).equals(Buffer.from(text)));
 });
 
 test("store unavailable: write and read return errors that say so, never throw", async () => {

@@ -24,6 +24,9 @@ export const OTHER_MOUNT = need("OFL_OTHER_MOUNT");
 export const BOUND_STORE = need("OFL_BOUND_STORE");
 export const BOUND_MOUNT = need("OFL_BOUND_MOUNT");
 export const BOUND = Number(need("OFL_BOUND"));
+/** A store mounted at DEAD_MOUNT by a daemon since killed (ENOTCONN there). */
+export const DEAD_STORE = need("OFL_DEAD_STORE");
+export const DEAD_MOUNT = need("OFL_DEAD_MOUNT");
 
 /** A fresh empty directory (no mount there). */
 export function scratch(prefix = "ofl-js-") {
