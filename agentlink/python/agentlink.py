@@ -34,6 +34,7 @@ import ctypes
 import errno as _errno
 import json as _json
 import os
+import re as _re
 import shutil
 import threading
 
@@ -218,6 +219,26 @@ def _bytes(value, what):
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape")
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
+
+
+# A surrogate pair held as two code points, and a lone surrogate outside the
+# surrogateescape range (U+DC80-U+DCFF, one byte each).
+_PAIR = _re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_LONE = _re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _data(value, what):
+    """A result (str or bytes) as the bytes to store or decide on. str is
+    UTF-8; a surrogate pair kept as two code points is its character; a
+    surrogate from surrogateescape (os.fsdecode, U+DC80-U+DCFF) is its byte;
+    any other lone surrogate, which no UTF-8 can hold, is stored as U+FFFD
+    (as Node stores it) rather than refusing the whole result."""
+    try:
+        return _bytes(value, what)
+    except UnicodeEncodeError:
+        text = _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass")
+                         .decode("utf-16-le"), value)
+        return _LONE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
 
 
 def _text(content):
@@ -437,7 +458,9 @@ class ToolResultStore:
         """Stores CONTENT (str or bytes) under KEY, replacing any earlier
         result of that key, and returns its path under the mount. Content
         over the store's max_result_bytes keeps its head and tail; empty
-        content is a 0-byte entry, as 'agentlink put' stores it.
+        content is a 0-byte entry, as 'agentlink put' stores it. A lone
+        surrogate in str content (no UTF-8 can hold one) is stored as U+FFFD;
+        one from surrogateescape (U+DC80-U+DCFF) as its byte.
 
         KEY: a valid store key is used as it is; any other (a nested
         "run_1/search_1.txt", a dot file, one over 255 bytes) is mapped
@@ -445,7 +468,7 @@ class ToolResultStore:
         names the derived key (read() of the path, or of KEY itself, finds
         it). An absolute KEY or one with a ".." component raises ValueError,
         as Haystack's FileSystemToolResultStore does."""
-        data = _bytes(content, "content")
+        data = _data(content, "content")
         skey = _store_key(key)
         path = ctypes.c_void_p()
         with self._guard as h:
@@ -582,7 +605,7 @@ class PolicyFile:
         lib = _load()
         if lib.al_tool_check(tool):
             raise ValueError("tool %r: %s" % (tool_name, _strerror(AL_ETOOL)))
-        data = _bytes(result, "result")
+        data = _data(result, "result")
         return bool(lib.al_policy_decide(self._policy.ptr, tool, data, len(data), None, None))
 
     @property
@@ -609,7 +632,7 @@ class PolicyFile:
 def derive_key(call_id):
     """The store key for a raw tool call id (str or bytes), as the CLI's
     'agentlink key' prints it."""
-    raw = _bytes(call_id, "call_id")
+    raw = _data(call_id, "call_id")
     out = ctypes.c_void_p()
     rc = _load().al_key_derive(raw, len(raw), ctypes.byref(out))
     if rc:
@@ -631,14 +654,14 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
     refuses (nothing is written)."""
     lib = _load()
     policy = config._policy if isinstance(config, PolicyFile) else _Policy(config)
-    data = _bytes(content, "content")
+    data = _data(content, "content")
     tool_b = _cstr(tool, "tool")
     if lib.al_tool_check(tool_b):
         raise ValueError("tool %r: %s" % (tool, _strerror(AL_ETOOL)))
     if not lib.al_policy_decide(policy.ptr, tool_b, data, len(data), None, None):
         return _text(content)
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:
-        raw = _bytes(call_id, "call_id")
+        raw = _data(call_id, "call_id")
         out, outlen, done = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
         with st._guard as h:
             rc = lib.al_offload(h, policy.ptr, tool_b, raw, len(raw), data, len(data),

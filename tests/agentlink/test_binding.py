@@ -266,6 +266,43 @@ def _bytes(content):
     return content if isinstance(content, bytes) else content.encode()
 
 
+class Surrogates(Base):
+    """Text holding lone surrogates (json.loads('"\\ud800"') makes them)
+    is stored, never refused: each one no UTF-8 can hold becomes U+FFFD, as
+    Node's Buffer.from() stores it; a split pair is the character; the
+    surrogateescape range (\\udc80-\\udcff, os.fsdecode's) stays its byte."""
+
+    CASES = [
+        ("a\ud800b", "a\ufffdb".encode()),
+        ("\udfff end", "\ufffd end".encode()),
+        ("pair \ud83d\ude00 ok", "pair \U0001f600 ok".encode()),
+        ("esc \udc80\udcff", b"esc \x80\xff"),
+        ("mixed \udc80\ud800", b"mixed \x80" + "\ufffd".encode()),
+        (json.loads('"\\udbff\\u00e9"'), "\ufffd\u00e9".encode()),
+    ]
+
+    def test_write_stores_text_with_lone_surrogates(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        for i, (text, want) in enumerate(self.CASES):
+            path = store.write(key="s%d" % i, content=text)
+            self.assertEqual(store.read_bytes(path), want, repr(text))
+            got = self.cli("get", "s%d" % i)
+            self.assertEqual((got.returncode, got.stdout), (0, want), repr(text))
+
+    def test_offload_and_should_offload_take_them(self):
+        always = {"rules": [{"tools": ["*"], "offload": "always"}]}
+        never = {"rules": [{"tools": ["*"], "offload": "never"}]}
+        text = "result \ud800 " * 5
+        self.assertEqual(agentlink.offload("t", "c", text, never, store=self.dir), text)
+        got = agentlink.offload("t", "call\ud800", text, always, store=self.dir)
+        self.assertIn("/large_tool_results/call", got)
+        key = agentlink.derive_key("call\ud800")
+        self.assertEqual(self.cli("get", key).stdout, ("result \ufffd " * 5).encode())
+        policy = agentlink.PolicyFile()
+        self.assertFalse(policy.should_offload("t", "small \ud800"))
+        self.assertTrue(policy.should_offload("t", "\ud800" * 40000))
+
+
 class Robustness(Base):
     def test_a_store_that_disappears_reads_as_empty_and_comes_back(self):
         store = agentlink.ToolResultStore(store=self.dir)
