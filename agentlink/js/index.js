@@ -555,7 +555,8 @@ export class OffloadBackend {
     const tool = k.key !== name && isToolName(named) ? named : TOOL;
     const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
     if (r.code !== 0) return { error: this.#cliFailure(r) };
-    return { mountPath: r.stdout.toString("utf8").trim() };
+    // Only the newline put ends with: a key may end in a space.
+    return { mountPath: r.stdout.toString("utf8").replace(/\n$/, "") };
   }
 
   /**

@@ -38,6 +38,15 @@ test("write stores the bytes under the file's name: agentlink get and the mount 
   assert.equal(st.tool, "deepagents");
 });
 
+test("write's metadata names the exact path, a key ending in spaces included", async () => {
+  const b = mounted();
+  for (const name of ["call_trailing.txt  ", " call_leading.txt"]) {
+    const w = await b.write(`/${name}`, "spaced\n");
+    assert.deepEqual(w, { path: `/${name}`, filesUpdate: null, metadata: { offloadfs: `${MOUNT}/${name}` } });
+    assert.equal(readFileSync(w.metadata.offloadfs, "utf8"), "spaced\n");
+  }
+});
+
 test("read pages by lines exactly as deepagents' FilesystemBackend does", async () => {
   const texts = {
     "call_r1.txt": bigText(50_000),
