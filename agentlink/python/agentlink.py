@@ -37,6 +37,7 @@ import os
 import re as _re
 import shutil
 import threading
+import weakref
 
 __all__ = [
     "ToolResultStore",
@@ -429,6 +430,26 @@ class _Guard:
         return h
 
 
+# Every open ToolResultStore, so that a forked child can give each its own
+# handle (see _after_fork).
+_stores = weakref.WeakSet()
+
+
+def _after_fork():
+    """In a child made by os.fork(): libagentlink's handles must not be used
+    in a child (agentlink.h), and one that another thread of the parent was
+    using at the fork has its mutex copied locked, so the child's first call
+    would wait forever. Each open store gets a fresh handle on the same
+    store, namespace and mount; the inherited one is left alone (closing it
+    could wait on that same mutex). A closed store stays closed."""
+    for st in list(_stores):
+        st._reopen_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 class ToolResultStore:
     """Tool results in an offloadfs store, a drop-in for Haystack's
     ToolResultStore protocol (FileSystemToolResultStore's place):
@@ -438,7 +459,8 @@ class ToolResultStore:
 
     store, namespace, mount: None takes the environment, then the policy
     file named by $OFFLOADFS_CONFIG, then the defaults. The handle is safe
-    to share between threads; close() it (or use "with") to release it
+    to share between threads, and a child made by os.fork() (multiprocessing,
+    a preforking server) gets a handle of its own; close() it (or use "with") to release it
     early, otherwise it is released when collected. A call racing close()
     either finishes (close() waits for it) or raises ValueError("ToolResultStore
     is closed"); so does every call after close()."""
@@ -451,7 +473,18 @@ class ToolResultStore:
         self._guard = None
         self._init = {"store": _plain(store), "namespace": _plain(namespace),
                       "mount": _plain(mount)}
-        self._guard = _Guard(_open(store, namespace, mount, _policy or _Policy(None)))
+        self._args = (store, namespace, mount, _policy or _Policy(None))
+        self._guard = _Guard(_open(*self._args))
+        _stores.add(self)
+
+    def _reopen_in_child(self):
+        """After os.fork(), in the child: a new handle (see _after_fork)."""
+        if self._guard is None or self._guard._h is None:
+            return
+        try:
+            self._guard = _Guard(_open(*self._args))
+        except Exception:
+            self._guard = _Guard(None)  # every call: "ToolResultStore is closed"
 
     # -- Haystack's ToolResultStore protocol
     def write(self, *, key, content):
