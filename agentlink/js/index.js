@@ -96,6 +96,18 @@ function keyRuleBroken(name) {
   return null;
 }
 
+/**
+ * Why NAME cannot be written, as the text that completes "Error writing file
+ * 'P': ...", or null. A '..' component would show in ls and glob as a path
+ * outside the route ("/large_tool_results/../etc/x"), which it is not:
+ * refused as deepagents' own backends refuse it. Never in an eviction path.
+ */
+function badFileName(name) {
+  if (name === "" || name.endsWith("/")) return "not a file name";
+  if (name.split("/").includes("..")) return "a '..' component is not allowed (path traversal)";
+  return null;
+}
+
 /** A tool name the store accepts: 1-255 bytes of UTF-8, no control character. */
 function isToolName(s) {
   return s.isWellFormed() && Buffer.byteLength(s) <= 255 && !/[\x00-\x1f\x7f]/.test(s);
@@ -373,9 +385,8 @@ export class OffloadBackend {
    */
   async write(filePath, content) {
     const name = nameOf(filePath);
-    if (name === "" || name.endsWith("/")) {
-      return { error: `Error writing file '${filePath}': not a file name` };
-    }
+    const bad = badFileName(name);
+    if (bad) return { error: `Error writing file '${filePath}': ${bad}` };
     const bytes = isBinaryName(name) ? Buffer.from(String(content), "base64")
       : Buffer.from(String(content ?? ""), "utf8");
     const put = await this.#put(name, bytes);
@@ -485,6 +496,7 @@ export class OffloadBackend {
     for (const [filePath, content] of files) {
       const name = nameOf(filePath);
       if (name === "" || name.endsWith("/")) { out.push({ path: filePath, error: "is_directory" }); continue; }
+      if (badFileName(name)) { out.push({ path: filePath, error: "invalid_path" }); continue; }
       const put = await this.#put(name, Buffer.from(content.buffer, content.byteOffset, content.byteLength));
       out.push({ path: filePath, error: put.error ? "invalid_path" : null });
     }

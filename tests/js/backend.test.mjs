@@ -47,6 +47,24 @@ test("write's metadata names the exact path, a key ending in spaces included", a
   }
 });
 
+test("a name with a '..' component is refused, stores nothing, and never lists outside the route", async () => {
+  const b = mounted();
+  const before = stats(STORE).entries;
+  for (const p of ["/../etc/call_x.txt", "/a/../call_x.txt", "/..", "//../x"]) {
+    const w = await b.write(p, "escape\n");
+    assert.equal(w.error, `Error writing file '${p}': a '..' component is not allowed (path traversal)`);
+    assert.equal(w.path, undefined);
+  }
+  assert.deepEqual(await b.uploadFiles([["/../up.txt", new Uint8Array([1])]]), [{ path: "/../up.txt", error: "invalid_path" }]);
+  assert.equal(stats(STORE).entries, before);
+  assert.ok(!(await b.ls("/")).files.some((f) => f.path.includes("..")));
+  // Dots that are not a '..' component are names like any other.
+  for (const p of ["/call..x.txt", "/a/..b/c.txt", "/.../y.txt"]) {
+    assert.equal((await b.write(p, "dots\n")).error, undefined, p);
+    assert.equal((await b.read(p)).content, "dots\n", p);
+  }
+});
+
 test("read pages by lines exactly as deepagents' FilesystemBackend does", async () => {
   const texts = {
     "call_r1.txt": bigText(50_000),
