@@ -345,6 +345,22 @@ print(json.dumps({"results": results, "parent": s.read("k") == "parent\n" * 1000
 
 
 class Robustness(Base):
+    def test_a_relative_store_stays_where_it_was_opened_after_chdir(self):
+        os.makedirs(os.path.join(self.tmp, "elsewhere"))
+        here = os.getcwd()
+        try:
+            os.chdir(self.tmp)
+            store = agentlink.ToolResultStore(store="store")
+            store.write(key="k1", content="one")
+            os.chdir("elsewhere")
+            self.assertEqual(store.read("k1"), "one")
+            store.write(key="k2", content="two")
+            self.assertFalse(os.path.exists("store"))
+        finally:
+            os.chdir(here)
+        self.assertEqual(self.cli("get", "k2").stdout, b"two")
+        self.assertEqual(store.to_dict()["init_parameters"]["store"], "store")
+
     def test_a_child_forked_while_threads_use_the_store_gets_its_own_handle(self):
         # os.fork() (multiprocessing's fork, gunicorn's preload) copies the
         # handle's mutex locked when another thread is inside a call: the
