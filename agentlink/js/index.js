@@ -245,8 +245,9 @@ export class OffloadBackend {
    *   else "default". The mount must show the same namespace (-o namespace=NS).
    * @param {string} [options.mount] Absolute path where offloadfs mounts the
    *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
-   * @param {string} [options.agentlink] Path of the agentlink CLI; default
-   *   "agentlink" on the PATH.
+   * @param {string} [options.agentlink] Path of the agentlink CLI (a
+   *   relative one is resolved here, as store is); default "agentlink" on
+   *   the PATH.
    * @throws {Error} naming the option when a namespace breaks the key rules
    *   or the mount is not an absolute path.
    */
@@ -261,6 +262,10 @@ export class OffloadBackend {
     this.#namespace = pick(options.namespace, "OFFLOADFS_NAMESPACE") ?? "default";
     this.#mount = pick(options.mount, "OFFLOADFS_MOUNT") ?? "/large_tool_results";
     this.#cli = options.agentlink ? String(options.agentlink) : "agentlink";
+    // A path with a '/' is resolved now, as the store is: an agent that
+    // chdir's later must still find the same program. A bare name is
+    // looked up on the PATH at each call.
+    if (this.#cli.includes("/")) this.#cli = path.resolve(this.#cli);
     const bad = keyRuleBroken(this.#namespace);
     if (bad) throw new Error(`OffloadBackend: namespace '${this.#namespace}' ${bad}`);
     if (!path.isAbsolute(this.#mount)) {

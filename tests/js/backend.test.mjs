@@ -315,6 +315,25 @@ test("a mount whose daemon died (ENOTCONN): reads, ls, glob and grep come from t
   assert.ok(Buffer.from(dl[0].content).equals(Buffer.from(text)));
 });
 
+test("relative store and agentlink paths stay the ones given after the process chdir's", async () => {
+  const here = process.cwd();
+  const dir = scratch();
+  const other = scratch();
+  const rel = path.relative(dir, AGENTLINK);
+  try {
+    process.chdir(dir);
+    const b = new OffloadBackend({ store: "rel-store", mount: scratch(), agentlink: rel });
+    assert.equal(b.agentlink, AGENTLINK);
+    assert.equal((await b.write("/call_rel1.txt", "one\n")).error, undefined);
+    process.chdir(other);
+    assert.equal((await b.write("/call_rel2.txt", "two\n")).error, undefined);
+    assert.equal((await b.read("/call_rel1.txt")).content, "one\n");
+  } finally {
+    process.chdir(here);
+  }
+  assert.equal(storedBytes(path.join(dir, "rel-store"), "call_rel2.txt")?.toString(), "two\n");
+});
+
 test("store unavailable: write and read return errors that say so, never throw", async () => {
   const file = path.join(scratch(), "a-file");
   writeFileSync(file, "not a directory");
