@@ -19,6 +19,8 @@
  *   with node:fs, as a shell tool would. When no offloadfs mount of this
  *   store is up at the mount path, they fall back to the CLI (`agentlink
  *   get`, `agentlink ls --json`): slower (a process per file), same answers.
+ *   So they do when the mount's daemon has died (ENOTCONN) or has not
+ *   answered within 2 s (stopped, wedged): no call waits on it longer.
  * - A name that is a valid store key is the key. Any other name (nested
  *   paths, a leading dot, control characters) goes through `agentlink key`,
  *   which derives the same key from the same name every time, so reading
@@ -45,6 +47,13 @@ const EMPTY_CONTENT_WARNING = "System reminder: File exists but has empty conten
 const DERIVED_KEY = /~[0-9a-f]{16}$/;
 /** No CLI call may hang an agent: each is killed after this long. */
 const CLI_TIMEOUT_MS = 60_000;
+/**
+ * A mount access (one read, one listing) that takes longer than this is
+ * left to finish on its own, and the call asks the CLI instead: a stopped
+ * or wedged daemon blocks every access to its mount until it runs again,
+ * and must not hang the agent. The CLI reads the store without the daemon.
+ */
+const MOUNT_TIMEOUT_MS = 2_000;
 /** Derived keys remembered per backend (name -> key) before the cache is reset. */
 const KEY_CACHE_MAX = 4096;
 
@@ -184,11 +193,15 @@ function noStore(r) {
 /**
  * Whether a mount error means the offloadfs daemon is gone while its mount
  * is still listed (killed or crashed: "Transport endpoint is not
- * connected"). The store is intact then, and the CLI can answer.
+ * connected"), or does not answer (MOUNT_SLOW). The store is intact then,
+ * and the CLI can answer.
  */
 function deadMount(e) {
-  return e?.code === "ENOTCONN" || e?.code === "ECONNABORTED";
+  return e?.code === "ENOTCONN" || e?.code === "ECONNABORTED" || e?.code === MOUNT_SLOW;
 }
+
+/** The code of the error #onMount() rejects with past MOUNT_TIMEOUT_MS. */
+const MOUNT_SLOW = "OFFLOADFS_MOUNT_SLOW";
 
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
@@ -235,6 +248,8 @@ export class OffloadBackend {
   /** @type {string} */ #mount;
   /** @type {string} */ #cli;
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
+  /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
+  #stuck = 0;
 
   /**
    * @param {object} [options]
@@ -583,6 +598,7 @@ export class OffloadBackend {
    * the store's real path unless -o fsname said otherwise) is this store.
    */
   async #mountUp() {
+    if (this.#stuck > 0) return false;
     // Synchronous on purpose: /proc and realpath answer from memory, and
     // fs.promises.readFile of a /proc file costs ten times more (0.6 ms).
     let text;
@@ -612,28 +628,55 @@ export class OffloadBackend {
   }
 
   /**
+   * Runs OP (async work on the mount) for at most MOUNT_TIMEOUT_MS. Past it,
+   * rejects with code MOUNT_SLOW (deadMount() is true: callers ask the CLI)
+   * and counts OP as stuck until it settles, so that no later call waits
+   * on the same blocked daemon (each blocked access also holds one of
+   * Node's few file-system threads).
+   */
+  async #onMount(op) {
+    const work = op();
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        this.#stuck++;
+        work.then(() => {}, () => {}).finally(() => { this.#stuck--; });
+        reject(Object.assign(new Error(`the offloadfs mount ${this.#mount} did not answer within ` +
+          `${MOUNT_TIMEOUT_MS} ms`), { code: MOUNT_SLOW }));
+      }, MOUNT_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Every live result: { entries: [{ name, key, size, mtime }] } or { error }.
    * From the mount when it is up (tools through the CLI only when a derived
    * key needs its name back), else from `agentlink ls --json`.
    */
   async #list() {
     if (await this.#mountUp()) {
-      let dirents;
+      let entries;
       try {
-        dirents = await fsp.readdir(this.#mount);
+        entries = await this.#onMount(async () => {
+          const dirents = await fsp.readdir(this.#mount);
+          const stats = await Promise.all(dirents.map(async (key) => {
+            try {
+              const st = await fsp.stat(path.join(this.#mount, key));
+              return { name: key, key, size: st.size, mtime: st.mtime };
+            } catch {
+              return null; // evicted or replaced since readdir
+            }
+          }));
+          return stats.filter(Boolean);
+        });
       } catch (e) {
         if (deadMount(e)) return this.#cliList();
         return { error: `the offloadfs mount ${this.#mount} cannot be read: ${e.message}` };
       }
-      const stats = await Promise.all(dirents.map(async (key) => {
-        try {
-          const st = await fsp.stat(path.join(this.#mount, key));
-          return { name: key, key, size: st.size, mtime: st.mtime };
-        } catch {
-          return null; // evicted or replaced since readdir
-        }
-      }));
-      const entries = stats.filter(Boolean);
       if (entries.some((e) => DERIVED_KEY.test(e.key))) {
         const tools = await this.#cliList();
         if (tools.error) return tools;
@@ -679,17 +722,22 @@ export class OffloadBackend {
     let viaMount = await this.#mountUp();
     for (let attempt = 0; attempt < 2; attempt++) {
       if (viaMount) {
-        let fh;
         try {
-          fh = await fsp.open(path.join(this.#mount, k.key), "r");
-          const st = await fh.stat();
-          const bytes = await fh.readFile();
-          return { bytes, mtime: st.mtime };
+          return await this.#onMount(async () => {
+            const fh = await fsp.open(path.join(this.#mount, k.key), "r");
+            try {
+              const st = await fh.stat();
+              const bytes = await fh.readFile();
+              return { bytes, mtime: st.mtime };
+            } finally {
+              await fh.close().catch(() => {});
+            }
+          });
         } catch (e) {
           if (e.code === "ENOENT") return this.#missing(filePath, k.key);
           if (deadMount(e)) {
-            // The daemon is gone but its mount is still listed: the store
-            // still holds the result, so ask the CLI instead.
+            // The daemon is gone (its mount still listed) or does not
+            // answer: the store still holds the result, so ask the CLI.
             viaMount = false;
             attempt--;
             continue;
@@ -697,8 +745,6 @@ export class OffloadBackend {
           if (e.code !== "ENODATA") {
             return { error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}` };
           }
-        } finally {
-          await fh?.close().catch(() => {});
         }
       } else {
         const r = await runCli(this.#cli, this.#cliArgs("get", "--", k.key));

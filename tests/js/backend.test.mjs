@@ -8,7 +8,7 @@ import test from "node:test";
 import { FilesystemBackend } from "deepagents";
 import { OffloadBackend } from "../../agentlink/js/index.js";
 import {
-  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, DEAD_MOUNT, DEAD_STORE, MOUNT, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
+  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, DEAD_MOUNT, DEAD_STORE, MOUNT, STOP_MOUNT, STOP_PID, STOP_STORE, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
   STORE, bigText, cli, scratch, stats, storedBytes,
 } from "./env.mjs";
 
@@ -332,6 +332,42 @@ test("relative store and agentlink paths stay the ones given after the process c
     process.chdir(here);
   }
   assert.equal(storedBytes(path.join(dir, "rel-store"), "call_rel2.txt")?.toString(), "two\n");
+});
+
+test("a stopped daemon (SIGSTOP) hangs no call: past 2 s the CLI answers, and later calls do not wait", async () => {
+  const b = new OffloadBackend({ store: STOP_STORE, mount: STOP_MOUNT, agentlink: AGENTLINK });
+  // The answer of P, or "still waiting" after MS (the test must not hang either).
+  const within = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(() => r("still waiting"), ms))]);
+  assert.equal((await b.write("/call_seen.txt", "seen\n")).error, undefined);
+  assert.equal((await b.read("/call_seen.txt")).content, "seen\n");
+  process.kill(STOP_PID, "SIGSTOP");
+  try {
+    // Written while the daemon is stopped: the kernel has never looked it up.
+    assert.equal((await b.write("/call_stopped.txt", "one\nNEEDLE two\n")).error, undefined);
+    assert.deepEqual(await within(b.read("/call_stopped.txt", 1, 1), 8_000), {
+      content: "NEEDLE two", mimeType: "text/plain", totalLines: 2, startLine: 2, endLine: 2, nextOffset: undefined,
+    });
+    // The mount now counts as down until the blocked access returns.
+    const later = (async () => [
+      (await b.ls("/")).files.map((f) => f.path),
+      (await b.grep("NEEDLE")).matches,
+      (await b.glob("*stopped*")).files.map((f) => f.path),
+      (await b.readRaw("/call_seen.txt")).data?.content,
+    ])();
+    assert.deepEqual(await within(later, 1_500), [
+      ["/call_seen.txt", "/call_stopped.txt"],
+      [{ path: "/call_stopped.txt", line: 2, text: "NEEDLE two" }],
+      ["/call_stopped.txt"],
+      "seen\n",
+    ]);
+  } finally {
+    process.kill(STOP_PID, "SIGCONT");
+  }
+  // Running again: the blocked access finishes and the mount is used again.
+  for (let i = 0; i < 50 && (await b.readRaw("/call_stopped.txt")).data?.content !== "one\nNEEDLE two\n"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(readFileSync(path.join(STOP_MOUNT, "call_stopped.txt"), "utf8"), "one\nNEEDLE two\n");
 });
 
 test("store unavailable: write and read return errors that say so, never throw", async () => {

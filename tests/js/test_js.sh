@@ -21,6 +21,8 @@ t_rc "tsc: index.d.ts type-checks as deepagents' BackendProtocolV2" 0 \
     bash -c "cd '$T_TOP/tests/js' && node_modules/.bin/tsc -p tsconfig.json"
 [ -s "$T_TMP/out" ] && sed 's/^/  /' "$T_TMP/out"
 
+# A mount whose daemon the tests stop (SIGSTOP) and continue.
+PS=$(m_store stopped) && t_check "mount a store whose daemon the tests stop" m_mount "$PS" "$T_TMP/stopmnt"
 _m_dead_mount() { ! ls "$1" >/dev/null 2>&1 && ! kill -0 "${M_PIDS[$1]}" 2>/dev/null; }
 
 # The CLI the backend runs (tests/run.sh runs this suite in make test only).
@@ -43,6 +45,7 @@ export OFL_STORE=$S OFL_MOUNT=$T_TMP/mnt OFL_NS_MOUNT=$T_TMP/nsmnt
 export OFL_OTHER_STORE=$O OFL_OTHER_MOUNT=$T_TMP/othermnt
 export OFL_BOUND_STORE=$SB OFL_BOUND_MOUNT=$T_TMP/boundmnt
 export OFL_DEAD_STORE=$DS OFL_DEAD_MOUNT=$T_TMP/deadmnt
+export OFL_STOP_STORE=$PS OFL_STOP_MOUNT=$T_TMP/stopmnt OFL_STOP_PID=${M_PIDS[$T_TMP/stopmnt]}
 unset OFFLOADFS_STORE OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG
 for f in "$T_TOP"/tests/js/*.test.mjs; do
     echo "# node --test $(basename "$f")"
@@ -53,7 +56,8 @@ for f in "$T_TOP"/tests/js/*.test.mjs; do
 done
 
 fusermount3 -uz "$T_TMP/deadmnt"
-for m in mnt nsmnt othermnt boundmnt; do
+kill -CONT "$OFL_STOP_PID" 2>/dev/null # whatever a failed test left
+for m in mnt nsmnt othermnt boundmnt stopmnt; do
     m_umount "$T_TMP/$m"; rc=$?
     t_eq "offloadfs on $m exits 0 after unmount" "$rc" 0
 done
