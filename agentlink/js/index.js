@@ -250,6 +250,14 @@ export class OffloadBackend {
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
   /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
   #stuck = 0;
+  /** mountinfo's device ("0:52") of the mount last found up at the mount path. */
+  #lastDev = null;
+  /**
+   * Device of a mount found to show another namespace of this store (it
+   * lacked a key the store has in ours): not read from while it is the
+   * one mounted there. The mount itself cannot say which namespace it shows.
+   */
+  #foreignDev = null;
 
   /**
    * @param {object} [options]
@@ -257,7 +265,9 @@ export class OffloadBackend {
    *   else /var/lib/offloadfs as root, else
    *   ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs (as the CLI).
    * @param {string} [options.namespace] Namespace. Else $OFFLOADFS_NAMESPACE,
-   *   else "default". The mount must show the same namespace (-o namespace=NS).
+   *   else "default". The mount should show the same namespace (-o
+   *   namespace=NS); one found showing another (it lacks a result the
+   *   store has in this one, after a write or on a read) is left for the CLI.
    * @param {string} [options.mount] Absolute path where offloadfs mounts the
    *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
    * @param {string} [options.agentlink] Path of the agentlink CLI (a
@@ -587,8 +597,24 @@ export class OffloadBackend {
     const tool = k.key !== name && isToolName(named) ? named : TOOL;
     const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
     if (r.code !== 0) return { error: this.#cliFailure(r) };
+    await this.#checkMountShows(k.key);
     // Only the newline put ends with: a key may end in a space.
     return { mountPath: r.stdout.toString("utf8").replace(/\n$/, "") };
+  }
+
+  /**
+   * After a put of KEY (every running mount shows it once put returns): a
+   * mount that answers ENOENT for it shows another namespace of the store
+   * (-o namespace=...); reads then go through the CLI, not to the wrong
+   * results.
+   */
+  async #checkMountShows(key) {
+    if (!(await this.#mountUp())) return;
+    try {
+      await this.#onMount(() => fsp.stat(path.join(this.#mount, key)));
+    } catch (e) {
+      if (e.code === "ENOENT") this.#foreignDev = this.#lastDev;
+    }
   }
 
   /**
@@ -614,6 +640,7 @@ export class OffloadBackend {
     let store = this.#store;
     try { store = realpathSync(this.#store); } catch { /* not created yet */ }
     let up = false;
+    let dev = null;
     for (const line of text.split("\n")) {
       const f = line.split(" ");
       if (f.length < 10 || unescapeMountinfo(f[4]) !== where) continue;
@@ -623,8 +650,11 @@ export class OffloadBackend {
       const source = unescapeMountinfo(f[dash + 2] ?? "");
       up = (fstype === "fuse.offloadfs" || (fstype.startsWith("fuse") && source === store)) &&
         (!source.startsWith("/") || source === store);
+      dev = f[2];
     }
-    return up;
+    if (!up || dev === this.#foreignDev) return false;
+    this.#lastDev = dev;
+    return true;
   }
 
   /**
@@ -734,7 +764,15 @@ export class OffloadBackend {
             }
           });
         } catch (e) {
-          if (e.code === "ENOENT") return this.#missing(filePath, k.key);
+          if (e.code === "ENOENT") {
+            // Never written, or the mount shows another namespace: ask the store.
+            const s = await this.#stat(k.key);
+            if (s.missing || s.error) return this.#missing(filePath, k.key);
+            this.#foreignDev = this.#lastDev;
+            viaMount = false;
+            attempt--;
+            continue;
+          }
           if (deadMount(e)) {
             // The daemon is gone (its mount still listed) or does not
             // answer: the store still holds the result, so ask the CLI.

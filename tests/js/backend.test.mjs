@@ -370,6 +370,28 @@ test("a stopped daemon (SIGSTOP) hangs no call: past 2 s the CLI answers, and la
   assert.equal(readFileSync(path.join(STOP_MOUNT, "call_stopped.txt"), "utf8"), "one\nNEEDLE two\n");
 });
 
+test("a mount showing another namespace is not read from once that shows: own results, never another run's", async () => {
+  // NS_MOUNT shows namespace "ns" of STORE; these backends write "default".
+  const other = new OffloadBackend({ store: STORE, namespace: "ns", mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await other.write("/call_shared.txt", "run ns\n")).error, undefined);
+  assert.equal(cli(["--store", STORE, "put", "call_shared.txt"], "run default\n").status, 0);
+  // A read before any write: the mount lacks a name the store has.
+  assert.equal(cli(["--store", STORE, "put", "call_only_default.txt"], "mine\n").status, 0);
+  const reader = new OffloadBackend({ store: STORE, mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await reader.read("/call_only_default.txt")).content, "mine\n");
+  assert.equal((await reader.read("/call_shared.txt")).content, "run default\n");
+  assert.ok(!(await reader.ls("/")).files.some((f) => f.path === "/call_a.txt"), "ns's results are not listed");
+  // A write first: the mount does not show what was just put.
+  const writer = new OffloadBackend({ store: STORE, mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await writer.write("/call_fresh_default.txt", "fresh\n")).error, undefined);
+  assert.equal((await writer.read("/call_shared.txt")).content, "run default\n");
+  assert.deepEqual((await writer.grep("run ", "/call_shared.txt")).matches,
+    [{ path: "/call_shared.txt", line: 1, text: "run default" }]);
+  // The right mount is still read from.
+  assert.equal((await other.read("/call_shared.txt")).content, "run ns\n");
+  assert.equal(readFileSync(path.join(NS_MOUNT, "call_shared.txt"), "utf8"), "run ns\n");
+});
+
 test("store unavailable: write and read return errors that say so, never throw", async () => {
   const file = path.join(scratch(), "a-file");
   writeFileSync(file, "not a directory");
