@@ -250,7 +250,7 @@ export class OffloadBackend {
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
   /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
   #stuck = 0;
-  /** mountinfo's device ("0:52") of the mount last found up at the mount path. */
+  /** mountinfo's mount id and device ("41 0:52") of the mount last found up at the mount path. */
   #lastDev = null;
   /**
    * Device of a mount found to show another namespace of this store (it
@@ -650,7 +650,7 @@ export class OffloadBackend {
       const source = unescapeMountinfo(f[dash + 2] ?? "");
       up = (fstype === "fuse.offloadfs" || (fstype.startsWith("fuse") && source === store)) &&
         (!source.startsWith("/") || source === store);
-      dev = f[2];
+      dev = `${f[0]} ${f[2]}`; // mount id and device: a remount gets new ones
     }
     if (!up || dev === this.#foreignDev) return false;
     this.#lastDev = dev;
