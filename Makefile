@@ -63,8 +63,10 @@ $(B)/libstore.a: $(STORE_OBJ)
 $(B)/libagentlink.a: $(AL_LIB_OBJ) $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ)
-	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) $(LDFLAGS) -o $@ $^ $(REQ_LIBS_AL)
+# Only the API (al_*) is exported: agentlink/agentlink.map.
+$(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
+	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) -Wl,--version-script=agentlink/agentlink.map \
+	  $(LDFLAGS) -o $@ $(filter %.o,$^) $(REQ_LIBS_AL)
 
 $(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)

@@ -20,7 +20,9 @@
 struct al_store {
     pthread_mutex_t mu;
     char *dir, *ns, *mount;
-    char *datafile; /* DIR/data.mdb */
+    char *path;     /* DIR, absolute: made so at open, a later chdir() must
+                     * not move the handle to another store */
+    char *datafile; /* PATH/data.mdb */
     store *st;      /* NULL until first needed */
     unsigned verify; /* STORE_VERIFY (library handles) or 0 (the CLI) */
     dev_t dev;
@@ -65,6 +67,26 @@ static int default_dir(char **out)
     return *out ? 0 : ENOMEM;
 }
 
+/* *OUT = DIR made absolute against the working directory (DIR itself when
+ * it is absolute), yours to free. The working directory may be gone
+ * (getcwd() fails): then DIR as it is, as before any chdir(). */
+static int absolute(const char *dir, char **out)
+{
+    char *cwd;
+    if (dir[0] == '/' || !(cwd = getcwd(NULL, 0))) {
+        *out = strdup(dir);
+        return *out ? 0 : ENOMEM;
+    }
+    *out = join(cwd, "/");
+    free(cwd);
+    if (*out) {
+        char *full = join(*out, dir);
+        free(*out);
+        *out = full;
+    }
+    return *out ? 0 : ENOMEM;
+}
+
 /* Makes sure h->st is an open store on the directory's current data file.
  * Without CREATE a missing store is AL_ENOSTORE. Called with h->mu held. */
 static int attach(al_store *h, int create)
@@ -83,11 +105,11 @@ static int attach(al_store *h, int create)
     if (!have && !create && (why == ENOENT || why == ENOTDIR)) {
         /* A file where the directory should be is still worth naming. */
         struct stat db;
-        if (stat(h->dir, &db) == 0 && !S_ISDIR(db.st_mode))
+        if (stat(h->path, &db) == 0 && !S_ISDIR(db.st_mode))
             return ENOTDIR;
         return AL_ENOSTORE;
     }
-    rc = store_open(&h->st, h->dir, (create ? STORE_CREATE : 0) | h->verify);
+    rc = store_open(&h->st, h->path, (create ? STORE_CREATE : 0) | h->verify);
     if (rc) {
         h->st = NULL;
         /* The store reads a data file it may not see as no data file; stat()
@@ -159,7 +181,10 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     n = strlen(h->mount);
     while (n > 1 && h->mount[n - 1] == '/')
         h->mount[--n] = '\0';
-    if (!(h->datafile = join(h->dir, "/data.mdb")))
+    if ((rc = absolute(h->dir, &h->path)))
+        goto fail;
+    rc = ENOMEM;
+    if (!(h->datafile = join(h->path, "/data.mdb")))
         goto fail;
     /* Open now when there is a store, so a damaged or foreign one is
      * reported at once; a missing one waits for the first write. */
@@ -180,6 +205,7 @@ void al_store_close(al_store *h)
     store_close(h->st);
     pthread_mutex_destroy(&h->mu);
     free(h->dir);
+    free(h->path);
     free(h->ns);
     free(h->mount);
     free(h->datafile);

@@ -35,7 +35,7 @@ export interface OffloadBackendOptions {
   namespace?: string;
   /** Absolute mount path. Else `$OFFLOADFS_MOUNT`, else `/large_tool_results`. */
   mount?: string;
-  /** Path of the `agentlink` CLI. Default `"agentlink"`, found on the PATH. */
+  /** Path of the `agentlink` CLI (a relative one is resolved at construction). Default `"agentlink"`, found on the PATH. */
   agentlink?: string;
 }
 

@@ -19,6 +19,8 @@
  *   with node:fs, as a shell tool would. When no offloadfs mount of this
  *   store is up at the mount path, they fall back to the CLI (`agentlink
  *   get`, `agentlink ls --json`): slower (a process per file), same answers.
+ *   So they do when the mount's daemon has died (ENOTCONN) or has not
+ *   answered within 2 s (stopped, wedged): no call waits on it longer.
  * - A name that is a valid store key is the key. Any other name (nested
  *   paths, a leading dot, control characters) goes through `agentlink key`,
  *   which derives the same key from the same name every time, so reading
@@ -45,6 +47,13 @@ const EMPTY_CONTENT_WARNING = "System reminder: File exists but has empty conten
 const DERIVED_KEY = /~[0-9a-f]{16}$/;
 /** No CLI call may hang an agent: each is killed after this long. */
 const CLI_TIMEOUT_MS = 60_000;
+/**
+ * A mount access (one read, one listing) that takes longer than this is
+ * left to finish on its own, and the call asks the CLI instead: a stopped
+ * or wedged daemon blocks every access to its mount until it runs again,
+ * and must not hang the agent. The CLI reads the store without the daemon.
+ */
+const MOUNT_TIMEOUT_MS = 2_000;
 /** Derived keys remembered per backend (name -> key) before the cache is reset. */
 const KEY_CACHE_MAX = 4096;
 
@@ -93,6 +102,18 @@ function keyRuleBroken(name) {
   if (name.includes("/")) return "contains '/'";
   if (/[\x00-\x1f\x7f]/.test(name)) return "contains a control character";
   if (name.startsWith(".")) return "starts with '.'";
+  return null;
+}
+
+/**
+ * Why NAME cannot be written, as the text that completes "Error writing file
+ * 'P': ...", or null. A '..' component would show in ls and glob as a path
+ * outside the route ("/large_tool_results/../etc/x"), which it is not:
+ * refused as deepagents' own backends refuse it. Never in an eviction path.
+ */
+function badFileName(name) {
+  if (name === "" || name.endsWith("/")) return "not a file name";
+  if (name.split("/").includes("..")) return "a '..' component is not allowed (path traversal)";
   return null;
 }
 
@@ -169,6 +190,19 @@ function noStore(r) {
   return r.code === 1 && r.stderr.includes(": no store at '");
 }
 
+/**
+ * Whether a mount error means the offloadfs daemon is gone while its mount
+ * is still listed (killed or crashed: "Transport endpoint is not
+ * connected"), or does not answer (MOUNT_SLOW). The store is intact then,
+ * and the CLI can answer.
+ */
+function deadMount(e) {
+  return e?.code === "ENOTCONN" || e?.code === "ECONNABORTED" || e?.code === MOUNT_SLOW;
+}
+
+/** The code of the error #onMount() rejects with past MOUNT_TIMEOUT_MS. */
+const MOUNT_SLOW = "OFFLOADFS_MOUNT_SLOW";
+
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
     let child;
@@ -214,6 +248,16 @@ export class OffloadBackend {
   /** @type {string} */ #mount;
   /** @type {string} */ #cli;
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
+  /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
+  #stuck = 0;
+  /** mountinfo's mount id and device ("41 0:52") of the mount last found up at the mount path. */
+  #lastDev = null;
+  /**
+   * Device of a mount found to show another namespace of this store (it
+   * lacked a key the store has in ours): not read from while it is the
+   * one mounted there. The mount itself cannot say which namespace it shows.
+   */
+  #foreignDev = null;
 
   /**
    * @param {object} [options]
@@ -221,11 +265,14 @@ export class OffloadBackend {
    *   else /var/lib/offloadfs as root, else
    *   ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs (as the CLI).
    * @param {string} [options.namespace] Namespace. Else $OFFLOADFS_NAMESPACE,
-   *   else "default". The mount must show the same namespace (-o namespace=NS).
+   *   else "default". The mount should show the same namespace (-o
+   *   namespace=NS); one found showing another (it lacks a result the
+   *   store has in this one, after a write or on a read) is left for the CLI.
    * @param {string} [options.mount] Absolute path where offloadfs mounts the
    *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
-   * @param {string} [options.agentlink] Path of the agentlink CLI; default
-   *   "agentlink" on the PATH.
+   * @param {string} [options.agentlink] Path of the agentlink CLI (a
+   *   relative one is resolved here, as store is); default "agentlink" on
+   *   the PATH.
    * @throws {Error} naming the option when a namespace breaks the key rules
    *   or the mount is not an absolute path.
    */
@@ -240,6 +287,10 @@ export class OffloadBackend {
     this.#namespace = pick(options.namespace, "OFFLOADFS_NAMESPACE") ?? "default";
     this.#mount = pick(options.mount, "OFFLOADFS_MOUNT") ?? "/large_tool_results";
     this.#cli = options.agentlink ? String(options.agentlink) : "agentlink";
+    // A path with a '/' is resolved now, as the store is: an agent that
+    // chdir's later must still find the same program. A bare name is
+    // looked up on the PATH at each call.
+    if (this.#cli.includes("/")) this.#cli = path.resolve(this.#cli);
     const bad = keyRuleBroken(this.#namespace);
     if (bad) throw new Error(`OffloadBackend: namespace '${this.#namespace}' ${bad}`);
     if (!path.isAbsolute(this.#mount)) {
@@ -364,9 +415,8 @@ export class OffloadBackend {
    */
   async write(filePath, content) {
     const name = nameOf(filePath);
-    if (name === "" || name.endsWith("/")) {
-      return { error: `Error writing file '${filePath}': not a file name` };
-    }
+    const bad = badFileName(name);
+    if (bad) return { error: `Error writing file '${filePath}': ${bad}` };
     const bytes = isBinaryName(name) ? Buffer.from(String(content), "base64")
       : Buffer.from(String(content ?? ""), "utf8");
     const put = await this.#put(name, bytes);
@@ -476,6 +526,7 @@ export class OffloadBackend {
     for (const [filePath, content] of files) {
       const name = nameOf(filePath);
       if (name === "" || name.endsWith("/")) { out.push({ path: filePath, error: "is_directory" }); continue; }
+      if (badFileName(name)) { out.push({ path: filePath, error: "invalid_path" }); continue; }
       const put = await this.#put(name, Buffer.from(content.buffer, content.byteOffset, content.byteLength));
       out.push({ path: filePath, error: put.error ? "invalid_path" : null });
     }
@@ -546,7 +597,24 @@ export class OffloadBackend {
     const tool = k.key !== name && isToolName(named) ? named : TOOL;
     const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
     if (r.code !== 0) return { error: this.#cliFailure(r) };
-    return { mountPath: r.stdout.toString("utf8").trim() };
+    await this.#checkMountShows(k.key);
+    // Only the newline put ends with: a key may end in a space.
+    return { mountPath: r.stdout.toString("utf8").replace(/\n$/, "") };
+  }
+
+  /**
+   * After a put of KEY (every running mount shows it once put returns): a
+   * mount that answers ENOENT for it shows another namespace of the store
+   * (-o namespace=...); reads then go through the CLI, not to the wrong
+   * results.
+   */
+  async #checkMountShows(key) {
+    if (!(await this.#mountUp())) return;
+    try {
+      await this.#onMount(() => fsp.stat(path.join(this.#mount, key)));
+    } catch (e) {
+      if (e.code === "ENOENT") this.#foreignDev = this.#lastDev;
+    }
   }
 
   /**
@@ -556,6 +624,7 @@ export class OffloadBackend {
    * the store's real path unless -o fsname said otherwise) is this store.
    */
   async #mountUp() {
+    if (this.#stuck > 0) return false;
     // Synchronous on purpose: /proc and realpath answer from memory, and
     // fs.promises.readFile of a /proc file costs ten times more (0.6 ms).
     let text;
@@ -571,6 +640,7 @@ export class OffloadBackend {
     let store = this.#store;
     try { store = realpathSync(this.#store); } catch { /* not created yet */ }
     let up = false;
+    let dev = null;
     for (const line of text.split("\n")) {
       const f = line.split(" ");
       if (f.length < 10 || unescapeMountinfo(f[4]) !== where) continue;
@@ -580,8 +650,36 @@ export class OffloadBackend {
       const source = unescapeMountinfo(f[dash + 2] ?? "");
       up = (fstype === "fuse.offloadfs" || (fstype.startsWith("fuse") && source === store)) &&
         (!source.startsWith("/") || source === store);
+      dev = `${f[0]} ${f[2]}`; // mount id and device: a remount gets new ones
     }
-    return up;
+    if (!up || dev === this.#foreignDev) return false;
+    this.#lastDev = dev;
+    return true;
+  }
+
+  /**
+   * Runs OP (async work on the mount) for at most MOUNT_TIMEOUT_MS. Past it,
+   * rejects with code MOUNT_SLOW (deadMount() is true: callers ask the CLI)
+   * and counts OP as stuck until it settles, so that no later call waits
+   * on the same blocked daemon (each blocked access also holds one of
+   * Node's few file-system threads).
+   */
+  async #onMount(op) {
+    const work = op();
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        this.#stuck++;
+        work.then(() => {}, () => {}).finally(() => { this.#stuck--; });
+        reject(Object.assign(new Error(`the offloadfs mount ${this.#mount} did not answer within ` +
+          `${MOUNT_TIMEOUT_MS} ms`), { code: MOUNT_SLOW }));
+      }, MOUNT_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -591,21 +689,24 @@ export class OffloadBackend {
    */
   async #list() {
     if (await this.#mountUp()) {
-      let dirents;
+      let entries;
       try {
-        dirents = await fsp.readdir(this.#mount);
+        entries = await this.#onMount(async () => {
+          const dirents = await fsp.readdir(this.#mount);
+          const stats = await Promise.all(dirents.map(async (key) => {
+            try {
+              const st = await fsp.stat(path.join(this.#mount, key));
+              return { name: key, key, size: st.size, mtime: st.mtime };
+            } catch {
+              return null; // evicted or replaced since readdir
+            }
+          }));
+          return stats.filter(Boolean);
+        });
       } catch (e) {
+        if (deadMount(e)) return this.#cliList();
         return { error: `the offloadfs mount ${this.#mount} cannot be read: ${e.message}` };
       }
-      const stats = await Promise.all(dirents.map(async (key) => {
-        try {
-          const st = await fsp.stat(path.join(this.#mount, key));
-          return { name: key, key, size: st.size, mtime: st.mtime };
-        } catch {
-          return null; // evicted or replaced since readdir
-        }
-      }));
-      const entries = stats.filter(Boolean);
       if (entries.some((e) => DERIVED_KEY.test(e.key))) {
         const tools = await this.#cliList();
         if (tools.error) return tools;
@@ -648,21 +749,40 @@ export class OffloadBackend {
     if (name === "" || name.endsWith("/")) return { error: `File '${filePath}' not found`, missing: true };
     const k = await this.#keyOf(name);
     if (k.error) return { error: `Error ${verb} file '${filePath}': ${k.error}` };
+    let viaMount = await this.#mountUp();
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (await this.#mountUp()) {
-        let fh;
+      if (viaMount) {
         try {
-          fh = await fsp.open(path.join(this.#mount, k.key), "r");
-          const st = await fh.stat();
-          const bytes = await fh.readFile();
-          return { bytes, mtime: st.mtime };
+          return await this.#onMount(async () => {
+            const fh = await fsp.open(path.join(this.#mount, k.key), "r");
+            try {
+              const st = await fh.stat();
+              const bytes = await fh.readFile();
+              return { bytes, mtime: st.mtime };
+            } finally {
+              await fh.close().catch(() => {});
+            }
+          });
         } catch (e) {
-          if (e.code === "ENOENT") return this.#missing(filePath, k.key);
+          if (e.code === "ENOENT") {
+            // Never written, or the mount shows another namespace: ask the store.
+            const s = await this.#stat(k.key);
+            if (s.missing || s.error) return this.#missing(filePath, k.key);
+            this.#foreignDev = this.#lastDev;
+            viaMount = false;
+            attempt--;
+            continue;
+          }
+          if (deadMount(e)) {
+            // The daemon is gone (its mount still listed) or does not
+            // answer: the store still holds the result, so ask the CLI.
+            viaMount = false;
+            attempt--;
+            continue;
+          }
           if (e.code !== "ENODATA") {
             return { error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}` };
           }
-        } finally {
-          await fh?.close().catch(() => {});
         }
       } else {
         const r = await runCli(this.#cli, this.#cliArgs("get", "--", k.key));
@@ -683,6 +803,7 @@ export class OffloadBackend {
       if (s.missing) return this.#missing(filePath, k.key);
       if (s.error) return this.#evicted(filePath, k.key, null, s.error);
       // Live again: rewritten between the two calls; read once more.
+      viaMount = viaMount && await this.#mountUp();
     }
     return { error: `Error ${verb} file '${filePath}': it was replaced while being read; read it again` };
   }

@@ -34,8 +34,10 @@ import ctypes
 import errno as _errno
 import json as _json
 import os
+import re as _re
 import shutil
 import threading
+import weakref
 
 __all__ = [
     "ToolResultStore",
@@ -218,6 +220,26 @@ def _bytes(value, what):
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape")
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
+
+
+# A surrogate pair held as two code points, and a lone surrogate outside the
+# surrogateescape range (U+DC80-U+DCFF, one byte each).
+_PAIR = _re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_LONE = _re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _data(value, what):
+    """A result (str or bytes) as the bytes to store or decide on. str is
+    UTF-8; a surrogate pair kept as two code points is its character; a
+    surrogate from surrogateescape (os.fsdecode, U+DC80-U+DCFF) is its byte;
+    any other lone surrogate, which no UTF-8 can hold, is stored as U+FFFD
+    (as Node stores it) rather than refusing the whole result."""
+    try:
+        return _bytes(value, what)
+    except UnicodeEncodeError:
+        text = _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass")
+                         .decode("utf-16-le"), value)
+        return _LONE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
 
 
 def _text(content):
@@ -408,6 +430,26 @@ class _Guard:
         return h
 
 
+# Every open ToolResultStore, so that a forked child can give each its own
+# handle (see _after_fork).
+_stores = weakref.WeakSet()
+
+
+def _after_fork():
+    """In a child made by os.fork(): libagentlink's handles must not be used
+    in a child (agentlink.h), and one that another thread of the parent was
+    using at the fork has its mutex copied locked, so the child's first call
+    would wait forever. Each open store gets a fresh handle on the same
+    store, namespace and mount; the inherited one is left alone (closing it
+    could wait on that same mutex). A closed store stays closed."""
+    for st in list(_stores):
+        st._reopen_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 class ToolResultStore:
     """Tool results in an offloadfs store, a drop-in for Haystack's
     ToolResultStore protocol (FileSystemToolResultStore's place):
@@ -417,7 +459,8 @@ class ToolResultStore:
 
     store, namespace, mount: None takes the environment, then the policy
     file named by $OFFLOADFS_CONFIG, then the defaults. The handle is safe
-    to share between threads; close() it (or use "with") to release it
+    to share between threads, and a child made by os.fork() (multiprocessing,
+    a preforking server) gets a handle of its own; close() it (or use "with") to release it
     early, otherwise it is released when collected. A call racing close()
     either finishes (close() waits for it) or raises ValueError("ToolResultStore
     is closed"); so does every call after close()."""
@@ -430,14 +473,27 @@ class ToolResultStore:
         self._guard = None
         self._init = {"store": _plain(store), "namespace": _plain(namespace),
                       "mount": _plain(mount)}
-        self._guard = _Guard(_open(store, namespace, mount, _policy or _Policy(None)))
+        self._args = (store, namespace, mount, _policy or _Policy(None))
+        self._guard = _Guard(_open(*self._args))
+        _stores.add(self)
+
+    def _reopen_in_child(self):
+        """After os.fork(), in the child: a new handle (see _after_fork)."""
+        if self._guard is None or self._guard._h is None:
+            return
+        try:
+            self._guard = _Guard(_open(*self._args))
+        except Exception:
+            self._guard = _Guard(None)  # every call: "ToolResultStore is closed"
 
     # -- Haystack's ToolResultStore protocol
     def write(self, *, key, content):
         """Stores CONTENT (str or bytes) under KEY, replacing any earlier
         result of that key, and returns its path under the mount. Content
         over the store's max_result_bytes keeps its head and tail; empty
-        content is a 0-byte entry, as 'agentlink put' stores it.
+        content is a 0-byte entry, as 'agentlink put' stores it. A lone
+        surrogate in str content (no UTF-8 can hold one) is stored as U+FFFD;
+        one from surrogateescape (U+DC80-U+DCFF) as its byte.
 
         KEY: a valid store key is used as it is; any other (a nested
         "run_1/search_1.txt", a dot file, one over 255 bytes) is mapped
@@ -445,7 +501,7 @@ class ToolResultStore:
         names the derived key (read() of the path, or of KEY itself, finds
         it). An absolute KEY or one with a ".." component raises ValueError,
         as Haystack's FileSystemToolResultStore does."""
-        data = _bytes(content, "content")
+        data = _data(content, "content")
         skey = _store_key(key)
         path = ctypes.c_void_p()
         with self._guard as h:
@@ -582,7 +638,7 @@ class PolicyFile:
         lib = _load()
         if lib.al_tool_check(tool):
             raise ValueError("tool %r: %s" % (tool_name, _strerror(AL_ETOOL)))
-        data = _bytes(result, "result")
+        data = _data(result, "result")
         return bool(lib.al_policy_decide(self._policy.ptr, tool, data, len(data), None, None))
 
     @property
@@ -609,7 +665,7 @@ class PolicyFile:
 def derive_key(call_id):
     """The store key for a raw tool call id (str or bytes), as the CLI's
     'agentlink key' prints it."""
-    raw = _bytes(call_id, "call_id")
+    raw = _data(call_id, "call_id")
     out = ctypes.c_void_p()
     rc = _load().al_key_derive(raw, len(raw), ctypes.byref(out))
     if rc:
@@ -631,14 +687,14 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
     refuses (nothing is written)."""
     lib = _load()
     policy = config._policy if isinstance(config, PolicyFile) else _Policy(config)
-    data = _bytes(content, "content")
+    data = _data(content, "content")
     tool_b = _cstr(tool, "tool")
     if lib.al_tool_check(tool_b):
         raise ValueError("tool %r: %s" % (tool, _strerror(AL_ETOOL)))
     if not lib.al_policy_decide(policy.ptr, tool_b, data, len(data), None, None):
         return _text(content)
     with ToolResultStore(store, namespace, mount, _policy=policy) as st:
-        raw = _bytes(call_id, "call_id")
+        raw = _data(call_id, "call_id")
         out, outlen, done = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
         with st._guard as h:
             rc = lib.al_offload(h, policy.ptr, tool_b, raw, len(raw), data, len(data),

@@ -266,7 +266,115 @@ def _bytes(content):
     return content if isinstance(content, bytes) else content.encode()
 
 
+class Surrogates(Base):
+    """Text holding lone surrogates (json.loads('"\\ud800"') makes them)
+    is stored, never refused: each one no UTF-8 can hold becomes U+FFFD, as
+    Node's Buffer.from() stores it; a split pair is the character; the
+    surrogateescape range (\\udc80-\\udcff, os.fsdecode's) stays its byte."""
+
+    CASES = [
+        ("a\ud800b", "a\ufffdb".encode()),
+        ("\udfff end", "\ufffd end".encode()),
+        ("pair \ud83d\ude00 ok", "pair \U0001f600 ok".encode()),
+        ("esc \udc80\udcff", b"esc \x80\xff"),
+        ("mixed \udc80\ud800", b"mixed \x80" + "\ufffd".encode()),
+        (json.loads('"\\udbff\\u00e9"'), "\ufffd\u00e9".encode()),
+    ]
+
+    def test_write_stores_text_with_lone_surrogates(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        for i, (text, want) in enumerate(self.CASES):
+            path = store.write(key="s%d" % i, content=text)
+            self.assertEqual(store.read_bytes(path), want, repr(text))
+            got = self.cli("get", "s%d" % i)
+            self.assertEqual((got.returncode, got.stdout), (0, want), repr(text))
+
+    def test_offload_and_should_offload_take_them(self):
+        always = {"rules": [{"tools": ["*"], "offload": "always"}]}
+        never = {"rules": [{"tools": ["*"], "offload": "never"}]}
+        text = "result \ud800 " * 5
+        self.assertEqual(agentlink.offload("t", "c", text, never, store=self.dir), text)
+        got = agentlink.offload("t", "call\ud800", text, always, store=self.dir)
+        self.assertIn("/large_tool_results/call", got)
+        key = agentlink.derive_key("call\ud800")
+        self.assertEqual(self.cli("get", key).stdout, ("result \ufffd " * 5).encode())
+        policy = agentlink.PolicyFile()
+        self.assertFalse(policy.should_offload("t", "small \ud800"))
+        self.assertTrue(policy.should_offload("t", "\ud800" * 40000))
+
+
+FORK_WHILE_BUSY = r"""
+import json, os, signal, sys, threading
+import agentlink
+store_dir, children = sys.argv[1], int(sys.argv[2])
+s = agentlink.ToolResultStore(store=store_dir)
+s.write(key="k", content="parent\n" * 1000)
+stop = threading.Event()
+
+
+def busy():
+    # Keeps a call inside the library (its handle locked) most of the time.
+    while not stop.is_set():
+        s.write(key="busy", content="b" * 4096)
+
+
+threads = [threading.Thread(target=busy) for _ in range(2)]
+for t in threads:
+    t.start()
+results = []
+for i in range(children):
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(5)  # a child stuck on the parent's handle dies here
+        try:
+            ok = s.read("k") == "parent\n" * 1000
+            s.write(key="child%d" % i, content="from child %d" % i)
+            os._exit(0 if ok and s.read("child%d" % i) == "from child %d" % i else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    results.append(os.WTERMSIG(status) * 1000 if os.WIFSIGNALED(status)
+                   else os.WEXITSTATUS(status))
+    if results[-1]:
+        break
+stop.set()
+for t in threads:
+    t.join()
+print(json.dumps({"results": results, "parent": s.read("k") == "parent\n" * 1000}))
+"""
+
+
 class Robustness(Base):
+    def test_a_relative_store_stays_where_it_was_opened_after_chdir(self):
+        os.makedirs(os.path.join(self.tmp, "elsewhere"))
+        here = os.getcwd()
+        try:
+            os.chdir(self.tmp)
+            store = agentlink.ToolResultStore(store="store")
+            store.write(key="k1", content="one")
+            os.chdir("elsewhere")
+            self.assertEqual(store.read("k1"), "one")
+            store.write(key="k2", content="two")
+            self.assertFalse(os.path.exists("store"))
+        finally:
+            os.chdir(here)
+        self.assertEqual(self.cli("get", "k2").stdout, b"two")
+        self.assertEqual(store.to_dict()["init_parameters"]["store"], "store")
+
+    def test_a_child_forked_while_threads_use_the_store_gets_its_own_handle(self):
+        # os.fork() (multiprocessing's fork, gunicorn's preload) copies the
+        # handle's mutex locked when another thread is inside a call: the
+        # child used to wait on it forever. It must open its own handle.
+        env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "agentlink", "python"))
+        r = subprocess.run([sys.executable, "-c", FORK_WHILE_BUSY, self.dir, "12"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        got = json.loads(r.stdout)
+        # 14000: killed by SIGALRM (14), i.e. hung for 5 s.
+        self.assertEqual(got, {"results": [0] * 12, "parent": True})
+        for i in range(12):
+            self.assertEqual(self.cli("get", "child%d" % i).stdout, b"from child %d" % i)
+
     def test_a_store_that_disappears_reads_as_empty_and_comes_back(self):
         store = agentlink.ToolResultStore(store=self.dir)
         store.write(key="k", content="v")

@@ -47,9 +47,15 @@ static int setup(void **state)
     return 0;
 }
 
+/* The working directory at start: teardown goes back to it, so that a test
+ * that failed in another directory leaves the next ones where they began. */
+static char start_cwd[4096];
+
 static int teardown(void **state)
 {
     struct fx *f = *state;
+    if (start_cwd[0] && chdir(start_cwd) != 0)
+        return -1;
     al_store_close(f->h);
     rmrf(f->base);
     free(f);
@@ -289,6 +295,40 @@ static void store_open_should_refuse_bad_namespace_and_mount(void **state)
     assert_int_equal(al_store_open(&h, "", NULL, NULL, NULL), EINVAL);
 }
 
+/* A relative store directory is the one under the working directory at
+ * open: a later chdir() (an agent moving into its workspace) must not send
+ * the handle's reads and writes to another store. */
+static void store_open_should_pin_a_relative_dir_to_the_cwd_at_open(void **state)
+{
+    struct fx *f = *state;
+    char other[112], path[160];
+    al_store *h = NULL;
+    void *got = NULL;
+    size_t len = 0;
+
+    snprintf(other, sizeof other, "%s/elsewhere", f->base);
+    assert_int_equal(mkdir(other, 0755), 0);
+    assert_int_equal(chdir(f->base), 0);
+    assert_int_equal(al_store_open(&h, "rel", NULL, NULL, NULL), 0);
+    assert_string_equal(al_store_dir(h), "rel"); /* shown as given */
+    put_ok(h, "before", "1", 1);
+    assert_int_equal(chdir(other), 0);
+    assert_int_equal(al_store_get(h, "before", &got, &len, NULL), 0);
+    assert_int_equal(len, 1);
+    al_free(got);
+    put_ok(h, "after", "2", 1);
+    snprintf(path, sizeof path, "%s/rel", other);
+    assert_false(exists(path));
+    assert_int_equal(chdir(start_cwd), 0);
+    al_store_close(h);
+    snprintf(path, sizeof path, "%s/rel", f->base);
+    assert_int_equal(al_store_open(&h, path, NULL, NULL, NULL), 0);
+    assert_int_equal(al_store_get(h, "after", &got, &len, NULL), 0);
+    assert_int_equal(len, 1);
+    al_free(got);
+    al_store_close(h);
+}
+
 static void store_should_isolate_namespaces(void **state)
 {
     struct fx *f = *state;
@@ -449,6 +489,8 @@ int main(void)
     unsetenv("OFFLOADFS_NAMESPACE");
     unsetenv("OFFLOADFS_MOUNT");
     unsetenv("OFFLOADFS_CONFIG");
+    if (!getcwd(start_cwd, sizeof start_cwd))
+        start_cwd[0] = '\0';
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(store_put_should_round_trip_bytes),
@@ -463,6 +505,7 @@ int main(void)
         T(store_key_of_should_take_paths_and_keys),
         T(store_open_should_follow_flag_env_config_default),
         T(store_open_should_refuse_bad_namespace_and_mount),
+        T(store_open_should_pin_a_relative_dir_to_the_cwd_at_open),
         T(store_should_isolate_namespaces),
         T(store_list_should_list_live_keys_in_order),
         T(offload_should_return_kept_results_unchanged),

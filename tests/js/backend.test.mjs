@@ -2,13 +2,13 @@
 // and a real offloadfs mount (set up by test_js.sh), compared with what
 // deepagents' own FilesystemBackend answers for the same files.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { FilesystemBackend } from "deepagents";
 import { OffloadBackend } from "../../agentlink/js/index.js";
 import {
-  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, MOUNT, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
+  AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, DEAD_MOUNT, DEAD_STORE, MOUNT, STOP_MOUNT, STOP_PID, STOP_STORE, NS_MOUNT, OTHER_MOUNT, OTHER_STORE,
   STORE, bigText, cli, scratch, stats, storedBytes,
 } from "./env.mjs";
 
@@ -36,6 +36,33 @@ test("write stores the bytes under the file's name: agentlink get and the mount 
   assert.ok(readFileSync(`${MOUNT}/call_w1.txt`).equals(Buffer.from(text)));
   const st = JSON.parse(cli(["--store", STORE, "--json", "stat", "call_w1.txt"]).stdout);
   assert.equal(st.tool, "deepagents");
+});
+
+test("write's metadata names the exact path, a key ending in spaces included", async () => {
+  const b = mounted();
+  for (const name of ["call_trailing.txt  ", " call_leading.txt"]) {
+    const w = await b.write(`/${name}`, "spaced\n");
+    assert.deepEqual(w, { path: `/${name}`, filesUpdate: null, metadata: { offloadfs: `${MOUNT}/${name}` } });
+    assert.equal(readFileSync(w.metadata.offloadfs, "utf8"), "spaced\n");
+  }
+});
+
+test("a name with a '..' component is refused, stores nothing, and never lists outside the route", async () => {
+  const b = mounted();
+  const before = stats(STORE).entries;
+  for (const p of ["/../etc/call_x.txt", "/a/../call_x.txt", "/..", "//../x"]) {
+    const w = await b.write(p, "escape\n");
+    assert.equal(w.error, `Error writing file '${p}': a '..' component is not allowed (path traversal)`);
+    assert.equal(w.path, undefined);
+  }
+  assert.deepEqual(await b.uploadFiles([["/../up.txt", new Uint8Array([1])]]), [{ path: "/../up.txt", error: "invalid_path" }]);
+  assert.equal(stats(STORE).entries, before);
+  assert.ok(!(await b.ls("/")).files.some((f) => f.path.includes("..")));
+  // Dots that are not a '..' component are names like any other.
+  for (const p of ["/call..x.txt", "/a/..b/c.txt", "/.../y.txt"]) {
+    assert.equal((await b.write(p, "dots\n")).error, undefined, p);
+    assert.equal((await b.read(p)).content, "dots\n", p);
+  }
 });
 
 test("read pages by lines exactly as deepagents' FilesystemBackend does", async () => {
@@ -267,6 +294,102 @@ test("a mount of another store at the mount path is not read: the CLI answers fr
   assert.match((await mine.read("/call_only_other.txt")).error, /not found/);
   const names = (await mine.ls("/")).files.map((f) => f.path);
   assert.ok(names.includes("/call_only_mine.txt") && !names.includes("/call_only_other.txt"));
+});
+
+test("a mount whose daemon died (ENOTCONN): reads, ls, glob and grep come from the store through the CLI", async () => {
+  assert.throws(() => readdirSync(DEAD_MOUNT), { code: "ENOTCONN" });
+  const b = new OffloadBackend({ store: DEAD_STORE, mount: DEAD_MOUNT, agentlink: AGENTLINK });
+  const text = "first line\nsecond NEEDLE line\n";
+  assert.equal((await b.write("/call_dead.txt", text)).error, undefined);
+  assert.equal((await b.write("/sub/call_dead.txt", text)).error, undefined);
+  assert.ok(storedBytes(DEAD_STORE, "call_dead.txt").equals(Buffer.from(text)));
+  assert.deepEqual(await b.read("/call_dead.txt", 1, 1),
+    { content: "second NEEDLE line", mimeType: "text/plain", totalLines: 2, startLine: 2, endLine: 2, nextOffset: undefined });
+  assert.equal((await b.readRaw("/sub/call_dead.txt")).data?.content, text);
+  assert.deepEqual((await b.ls("/")).files?.map((f) => f.path), ["/call_dead.txt", "/sub/"]);
+  assert.deepEqual((await b.glob("**/*.txt")).files?.map((f) => f.path), ["/call_dead.txt", "/sub/call_dead.txt"]);
+  assert.deepEqual((await b.grep("NEEDLE")).matches,
+    [{ path: "/call_dead.txt", line: 2, text: "second NEEDLE line" }, { path: "/sub/call_dead.txt", line: 2, text: "second NEEDLE line" }]);
+  assert.match((await b.read("/call_never.txt")).error, /not found: no result was ever stored/);
+  const dl = await b.downloadFiles(["/call_dead.txt"]);
+  assert.ok(Buffer.from(dl[0].content).equals(Buffer.from(text)));
+});
+
+test("relative store and agentlink paths stay the ones given after the process chdir's", async () => {
+  const here = process.cwd();
+  const dir = scratch();
+  const other = scratch();
+  const rel = path.relative(dir, AGENTLINK);
+  try {
+    process.chdir(dir);
+    const b = new OffloadBackend({ store: "rel-store", mount: scratch(), agentlink: rel });
+    assert.equal(b.agentlink, AGENTLINK);
+    assert.equal((await b.write("/call_rel1.txt", "one\n")).error, undefined);
+    process.chdir(other);
+    assert.equal((await b.write("/call_rel2.txt", "two\n")).error, undefined);
+    assert.equal((await b.read("/call_rel1.txt")).content, "one\n");
+  } finally {
+    process.chdir(here);
+  }
+  assert.equal(storedBytes(path.join(dir, "rel-store"), "call_rel2.txt")?.toString(), "two\n");
+});
+
+test("a stopped daemon (SIGSTOP) hangs no call: past 2 s the CLI answers, and later calls do not wait", async () => {
+  const b = new OffloadBackend({ store: STOP_STORE, mount: STOP_MOUNT, agentlink: AGENTLINK });
+  // The answer of P, or "still waiting" after MS (the test must not hang either).
+  const within = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(() => r("still waiting"), ms))]);
+  assert.equal((await b.write("/call_seen.txt", "seen\n")).error, undefined);
+  assert.equal((await b.read("/call_seen.txt")).content, "seen\n");
+  process.kill(STOP_PID, "SIGSTOP");
+  try {
+    // Written while the daemon is stopped: the kernel has never looked it up.
+    assert.equal((await b.write("/call_stopped.txt", "one\nNEEDLE two\n")).error, undefined);
+    assert.deepEqual(await within(b.read("/call_stopped.txt", 1, 1), 8_000), {
+      content: "NEEDLE two", mimeType: "text/plain", totalLines: 2, startLine: 2, endLine: 2, nextOffset: undefined,
+    });
+    // The mount now counts as down until the blocked access returns.
+    const later = (async () => [
+      (await b.ls("/")).files.map((f) => f.path),
+      (await b.grep("NEEDLE")).matches,
+      (await b.glob("*stopped*")).files.map((f) => f.path),
+      (await b.readRaw("/call_seen.txt")).data?.content,
+    ])();
+    assert.deepEqual(await within(later, 1_500), [
+      ["/call_seen.txt", "/call_stopped.txt"],
+      [{ path: "/call_stopped.txt", line: 2, text: "NEEDLE two" }],
+      ["/call_stopped.txt"],
+      "seen\n",
+    ]);
+  } finally {
+    process.kill(STOP_PID, "SIGCONT");
+  }
+  // Running again: the blocked access finishes and the mount is used again.
+  for (let i = 0; i < 50 && (await b.readRaw("/call_stopped.txt")).data?.content !== "one\nNEEDLE two\n"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(readFileSync(path.join(STOP_MOUNT, "call_stopped.txt"), "utf8"), "one\nNEEDLE two\n");
+});
+
+test("a mount showing another namespace is not read from once that shows: own results, never another run's", async () => {
+  // NS_MOUNT shows namespace "ns" of STORE; these backends write "default".
+  const other = new OffloadBackend({ store: STORE, namespace: "ns", mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await other.write("/call_shared.txt", "run ns\n")).error, undefined);
+  assert.equal(cli(["--store", STORE, "put", "call_shared.txt"], "run default\n").status, 0);
+  // A read before any write: the mount lacks a name the store has.
+  assert.equal(cli(["--store", STORE, "put", "call_only_default.txt"], "mine\n").status, 0);
+  const reader = new OffloadBackend({ store: STORE, mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await reader.read("/call_only_default.txt")).content, "mine\n");
+  assert.equal((await reader.read("/call_shared.txt")).content, "run default\n");
+  assert.ok(!(await reader.ls("/")).files.some((f) => f.path === "/call_a.txt"), "ns's results are not listed");
+  // A write first: the mount does not show what was just put.
+  const writer = new OffloadBackend({ store: STORE, mount: NS_MOUNT, agentlink: AGENTLINK });
+  assert.equal((await writer.write("/call_fresh_default.txt", "fresh\n")).error, undefined);
+  assert.equal((await writer.read("/call_shared.txt")).content, "run default\n");
+  assert.deepEqual((await writer.grep("run ", "/call_shared.txt")).matches,
+    [{ path: "/call_shared.txt", line: 1, text: "run default" }]);
+  // The right mount is still read from.
+  assert.equal((await other.read("/call_shared.txt")).content, "run ns\n");
+  assert.equal(readFileSync(path.join(NS_MOUNT, "call_shared.txt"), "utf8"), "run ns\n");
 });
 
 test("store unavailable: write and read return errors that say so, never throw", async () => {

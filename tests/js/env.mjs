@@ -24,6 +24,13 @@ export const OTHER_MOUNT = need("OFL_OTHER_MOUNT");
 export const BOUND_STORE = need("OFL_BOUND_STORE");
 export const BOUND_MOUNT = need("OFL_BOUND_MOUNT");
 export const BOUND = Number(need("OFL_BOUND"));
+/** A store mounted at DEAD_MOUNT by a daemon since killed (ENOTCONN there). */
+export const DEAD_STORE = need("OFL_DEAD_STORE");
+export const DEAD_MOUNT = need("OFL_DEAD_MOUNT");
+/** A store mounted at STOP_MOUNT by the daemon STOP_PID, for tests to SIGSTOP. */
+export const STOP_STORE = need("OFL_STOP_STORE");
+export const STOP_MOUNT = need("OFL_STOP_MOUNT");
+export const STOP_PID = Number(need("OFL_STOP_PID"));
 
 /** A fresh empty directory (no mount there). */
 export function scratch(prefix = "ofl-js-") {

@@ -21,6 +21,10 @@ t_rc "tsc: index.d.ts type-checks as deepagents' BackendProtocolV2" 0 \
     bash -c "cd '$T_TOP/tests/js' && node_modules/.bin/tsc -p tsconfig.json"
 [ -s "$T_TMP/out" ] && sed 's/^/  /' "$T_TMP/out"
 
+# A mount whose daemon the tests stop (SIGSTOP) and continue.
+PS=$(m_store stopped) && t_check "mount a store whose daemon the tests stop" m_mount "$PS" "$T_TMP/stopmnt"
+_m_dead_mount() { ! ls "$1" >/dev/null 2>&1 && ! kill -0 "${M_PIDS[$1]}" 2>/dev/null; }
+
 # The CLI the backend runs (tests/run.sh runs this suite in make test only).
 AL_BIN=$T_BUILD/agentlink
 
@@ -32,11 +36,16 @@ t_check "mount the main store" m_mount "$S" "$T_TMP/mnt"
 t_check "mount its namespace ns" m_mount "$S" "$T_TMP/nsmnt" -o namespace=ns
 t_check "mount another store" m_mount "$O" "$T_TMP/othermnt"
 t_check "mount the small-bound store" m_mount "$SB" "$T_TMP/boundmnt"
+# A mount whose daemon died: still listed, every access ENOTCONN.
+DS=$(m_store dead) && t_check "mount a store, then kill its daemon" m_mount "$DS" "$T_TMP/deadmnt" &&
+    kill -9 "${M_PIDS[$T_TMP/deadmnt]}" && t_wait_until 10 _m_dead_mount "$T_TMP/deadmnt"
 
 export OFL_AGENTLINK=$AL_BIN OFL_TMP=$T_TMP OFL_BOUND=$BOUND
 export OFL_STORE=$S OFL_MOUNT=$T_TMP/mnt OFL_NS_MOUNT=$T_TMP/nsmnt
 export OFL_OTHER_STORE=$O OFL_OTHER_MOUNT=$T_TMP/othermnt
 export OFL_BOUND_STORE=$SB OFL_BOUND_MOUNT=$T_TMP/boundmnt
+export OFL_DEAD_STORE=$DS OFL_DEAD_MOUNT=$T_TMP/deadmnt
+export OFL_STOP_STORE=$PS OFL_STOP_MOUNT=$T_TMP/stopmnt OFL_STOP_PID=${M_PIDS[$T_TMP/stopmnt]}
 unset OFFLOADFS_STORE OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG
 for f in "$T_TOP"/tests/js/*.test.mjs; do
     echo "# node --test $(basename "$f")"
@@ -46,7 +55,9 @@ for f in "$T_TOP"/tests/js/*.test.mjs; do
     fi
 done
 
-for m in mnt nsmnt othermnt boundmnt; do
+fusermount3 -uz "$T_TMP/deadmnt"
+kill -CONT "$OFL_STOP_PID" 2>/dev/null # whatever a failed test left
+for m in mnt nsmnt othermnt boundmnt stopmnt; do
     m_umount "$T_TMP/$m"; rc=$?
     t_eq "offloadfs on $m exits 0 after unmount" "$rc" 0
 done

@@ -42,6 +42,8 @@ t_eq "the shared library's soname" "$(readelf -d "$L/libagentlink.so.$VERSION" |
     "libagentlink.so.$SOVER"
 t_check "the static library defines the API" bash -c "nm -g --defined-only '$L/libagentlink.a' 2>/dev/null | grep -qw al_store_put"
 t_check "the shared library exports the API" bash -c "nm -D --defined-only '$L/libagentlink.so.$VERSION' | grep -qw al_offload"
+t_eq "and nothing else (agentlink/agentlink.map)" \
+    "$(nm -D --defined-only "$L/libagentlink.so.$VERSION" | awk '$3 !~ /^al_/ {print $3}')" ""
 t_check "the header is the tree's" cmp -s "$D/usr/local/include/agentlink/agentlink.h" "$T_TOP/agentlink/agentlink.h"
 PYI=$D/usr/local/share/offloadfs/python/agentlink.py
 t_eq "the binding is the tree's, but for the LIBDIR it records" \
@@ -169,6 +171,38 @@ from python
 $P/share/offloadfs/python/agentlink.py
 $P/lib/libagentlink.so.$VERSION"
   exit "$T_FAILS" ) || T_FAILS=$((T_FAILS + $?))
+# A program with a function named like one of the library's internals
+# (store_open): the library must keep calling its own.
+cat >"$T_TMP/own.c" <<'EOF'
+#include <agentlink/agentlink.h>
+#include <stdio.h>
+int store_open(void **out, const char *dir, unsigned flags);
+int store_open(void **out, const char *dir, unsigned flags)
+{
+    (void)out, (void)dir, (void)flags;
+    puts("the program's store_open");
+    return 5;
+}
+int main(void)
+{
+    al_store *h = NULL;
+    char *path = NULL;
+    int rc = al_store_open(&h, NULL, NULL, NULL, NULL);
+    if (!rc)
+        rc = al_store_put(h, "own_1", "mine", 4, NULL, NULL, &path);
+    printf("%d %s\n", rc, path ? path : al_strerror(rc));
+    al_free(path);
+    al_store_close(h);
+    return rc != 0;
+}
+EOF
+# shellcheck disable=SC2046
+t_rc "a program defining its own store_open builds against the library" 0 \
+    cc -std=c11 -Wall -Wextra -Werror -o "$T_TMP/own" "$T_TMP/own.c" $(pkg-config --cflags --libs agentlink)
+t_rc "and al_store_put still stores (the library calls its own store_open)" 0 \
+    env LD_LIBRARY_PATH="$P/lib" OFFLOADFS_STORE="$T_TMP/ownstore" "$T_TMP/own"
+t_eq "it prints the path, not the program's function" "$(cat "$T_TMP/out")" "0 /large_tool_results/own_1"
+t_eq "the installed agentlink reads it" "$(OFFLOADFS_STORE=$T_TMP/ownstore "$P/bin/agentlink" get own_1)" "mine"
 mkdir -p "$T_TMP/elsewhere" && cp "$P/share/offloadfs/python/agentlink.py" "$T_TMP/elsewhere/"
 t_rc "a copy of the installed binding elsewhere imports" 0 pyimport "$T_TMP/elsewhere"
 t_eq "it loads the library from the LIBDIR recorded at install" "$(sed -n 2p "$T_TMP/out")" "$P/lib/libagentlink.so.$VERSION"
