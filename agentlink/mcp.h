@@ -213,9 +213,6 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
  * '+'). P's syntax is left to regcomp(). (mcp_pattern.c.) */
 const char *mcp_pattern_refusal(const char *p);
 
-/* Bytes of text the read tool searches in its own process; over this, in a
- * child with a deadline (a search this short takes well under a second). */
-#define MCP_SEARCH_INLINE 16384u
 /* Seconds a pattern search of the read tool may run. */
 #define MCP_SEARCH_SECONDS 5.0
 
@@ -230,9 +227,10 @@ typedef struct mcp_search {
 
 /* Searches the lines of DATA (LEN bytes) from line OFFSET (1-based) on for
  * RE (compiled REG_EXTENDED | REG_NOSUB), until MAX lines match, the text
- * ends, or SECONDS pass. Over MCP_SEARCH_INLINE bytes it runs in a forked
- * child that is killed at the deadline (glibc's regexec() can take time
- * growing with the square of a line's length, and nothing interrupts it);
+ * ends, or SECONDS pass. It runs in a forked child that is killed at the
+ * deadline, whatever the text's length (glibc's regexec() can take time
+ * growing with the square of a line's length, and seconds over 64 bytes
+ * for some patterns the read tool accepts; nothing interrupts it);
  * what was found until then is kept and OUT->stopped set. Returns 0, or an
  * errno (fork, mmap, ENOMEM) with nothing searched; release OUT with
  * mcp_search_release(). (mcp_search.c.) */

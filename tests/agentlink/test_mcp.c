@@ -702,8 +702,8 @@ static void read_answer_should_refuse_patterns_regcomp_cannot_survive(void **sta
     free(nest);
 }
 
-/* Over 16 KiB the search runs in a child process: its answer is the same
- * as in-process, lines and continuation alike. */
+/* A long result searched in the child process: every match comes back,
+ * lines and continuation alike. */
 static void read_answer_should_search_a_long_result_in_a_child(void **state)
 {
     struct fx *f = *state;
@@ -713,7 +713,6 @@ static void read_answer_should_search_a_long_result_in_a_child(void **state)
     assert_non_null(text);
     for (size_t i = 1; i <= n; i++)
         len += (size_t)sprintf(text + len, "%s %zu\n", i % 5000 == 0 ? "hit" : "line", i);
-    assert_true(len > MCP_SEARCH_INLINE);
     assert_int_equal(al_store_put(f->h, "aas", text, len, "t", NULL, NULL), 0);
     t = read_long_pattern(f, "^hit", &err);
     assert_int_equal(err, 0);
@@ -758,6 +757,49 @@ static void read_answer_should_stop_a_search_at_its_deadline(void **state)
     assert_int_equal(err, 0);
     has(t, ": 1 line matching /a+b/ from line 3 (lines 3-3 of 3)\n3\tab\n[end of the result]");
     free(t);
+    free(text);
+}
+
+/* A short text is no bound on regexec()'s time: "(.{1,99}){1,100}b", a
+ * pattern the read tool accepts (9,900 positions), took 15 s over one line
+ * of 16,000 'a' (and "a{1,3000}a{1,3000}a{1,3000}b" 0.5 s over 64 bytes).
+ * Searched in the proxy's own process, that froze the whole session past
+ * the deadline; every search keeps its deadline, however short the text. */
+static void search_should_keep_its_deadline_over_a_short_text(void **state)
+{
+    size_t n = 16000;
+    char *text = malloc(n);
+    regex_t re;
+    mcp_search s;
+    struct timespec t0, t1;
+    (void)state;
+    assert_non_null(text);
+    memset(text, 'a', n);
+    assert_null(mcp_pattern_refusal("(.{1,99}){1,100}b"));
+    assert_int_equal(regcomp(&re, "(.{1,99}){1,100}b", REG_EXTENDED | REG_NOSUB), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(mcp_search_run(text, n, &re, 1, 10, 0.3, &s), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(s.stopped, 1);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.searched, 0);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 3.0);
+    mcp_search_release(&s);
+    /* A short text that is searched to its end says so. */
+    assert_int_equal(mcp_search_run("aa\nb\naa", 7, &re, 1, 10, 5.0, &s), 0);
+    assert_int_equal(s.stopped, 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.searched, 3);
+    mcp_search_release(&s);
+    regfree(&re);
+    assert_int_equal(regcomp(&re, "^a?b$", REG_EXTENDED | REG_NOSUB), 0);
+    assert_int_equal(mcp_search_run("ab\nb\nab", 7, &re, 2, 10, 5.0, &s), 0);
+    assert_int_equal(s.stopped, 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.line[0], 2);
+    assert_int_equal(s.line[1], 3);
+    mcp_search_release(&s);
+    regfree(&re);
     free(text);
 }
 
@@ -925,6 +967,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_patterns_regcomp_cannot_survive, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_search_a_long_result_in_a_child, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stop_a_search_at_its_deadline, setup, teardown),
+        cmocka_unit_test(search_should_keep_its_deadline_over_a_short_text),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
