@@ -365,6 +365,11 @@ static void side_pump(relay *r, side *d)
         return;
     }
     while (!d->op && d->len > 0) {
+        /* Read tool answers the client has not taken yet: the calls after
+         * them wait in the buffer, as unread input would (one read can hold
+         * hundreds of calls, each answer up to the budget). */
+        if (d == &r->c2s && r->answers.len >= KEEP_CAP)
+            return;
         char *p = d->buf + d->start;
         char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
         if (!nl) {
