@@ -197,6 +197,8 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * The answer holds at most BUDGET bytes of lines (each line numbered, as
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
+ * A result stored cut (over max_result_bytes) is said to be: its line
+ * numbers and a search cover only the head and tail kept.
  * PATTERN is a POSIX extended regular expression (regcomp REG_EXTENDED);
  * with it only matching lines count, with their numbers. A pattern
  * mcp_pattern_refusal() refuses is an error answer naming why.

@@ -803,6 +803,46 @@ static void search_should_keep_its_deadline_over_a_short_text(void **state)
     free(text);
 }
 
+/* A result over max_result_bytes is stored cut: its head and tail, the
+ * middle one marker line. The read tool's line numbers and searches cover
+ * only what was kept, and its answer says so: a search that finds nothing
+ * "to its end" must not make a model believe the result held no such line. */
+static void read_answer_should_say_a_result_was_cut(void **state)
+{
+    struct fx *f = *state;
+    char *text = malloc(16000), *t = NULL;
+    size_t len = 0;
+    int err = -1;
+    al_entry e;
+    const char *args = "{\"path\":\"cut\",\"pattern\":\"^line 500$\"}";
+    assert_non_null(text);
+    for (int i = 1; i <= 1000; i++)
+        len += (size_t)sprintf(text + len, "line %d\n", i);
+    assert_int_equal(al_store_init(f->h, 1u << 20, 4096, NULL), 0);
+    assert_int_equal(al_store_put(f->h, "cut", text, len, "t", &e, NULL), 0);
+    assert_int_equal(e.truncated, 1);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_int_equal(err, 0);
+    has(t, ": no line matching /^line 500$/ from line 1 to its end (");
+    has(t, "[this result was cut when stored: of its 8893 bytes, the head and tail kept are ");
+    has(t, "Line numbers count what was kept, and only that was searched]\n");
+    free(t);
+    t = NULL;
+    args = "{\"path\":\"cut\",\"limit\":2}";
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    has(t, "[this result was cut when stored: of its 8893 bytes");
+    has(t, "Line numbers count what was kept]\n1\tline 1\n2\tline 2\n[more lines follow");
+    free(t);
+    t = NULL;
+    /* A result stored whole says nothing of the kind. */
+    assert_int_equal(al_store_put(f->h, "whole", "a\nb\n", 4, "t", NULL, NULL), 0);
+    args = "{\"path\":\"whole\"}";
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_null(strstr(t, "cut when stored"));
+    free(t);
+    free(text);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -968,6 +1008,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_answer_should_search_a_long_result_in_a_child, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stop_a_search_at_its_deadline, setup, teardown),
         cmocka_unit_test(search_should_keep_its_deadline_over_a_short_text),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_a_result_was_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
