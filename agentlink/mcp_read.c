@@ -92,7 +92,12 @@ static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, con
                     e->gone_reason == AL_REASON_REMOVED
                         ? " (agentlink rm or drop-referenced)"
                         : " to keep the store under its size bound (max_total_bytes)");
-    } else if (rc == AL_ENOTFOUND || rc == AL_ENOSTORE) {
+    } else if (rc == AL_ENOSTORE) { /* removed, or never made: every path fails */
+        al_buf_addf(b, "Cannot read %s: there is no store at %s (it was removed, or the proxy "
+                    "was started with another --store), so no offloaded result can be read. "
+                    "Run the tool that produced it again to get the result anew.", path,
+                    al_store_dir(h));
+    } else if (rc == AL_ENOTFOUND) {
         al_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
                     "(namespace '%s'). Use the exact path the pointer text gave.", path,
                     al_store_namespace(h));

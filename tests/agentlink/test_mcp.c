@@ -843,6 +843,26 @@ static void read_answer_should_say_a_result_was_cut(void **state)
     free(text);
 }
 
+/* The store removed while the proxy runs (or a --store naming no store):
+ * every read fails for that reason, and the answer must say so, not that
+ * nothing was ever stored under the path the pointer gave. */
+static void read_answer_should_say_the_store_is_gone(void **state)
+{
+    struct fx *f = *state;
+    char cmd[160], *t = NULL;
+    int err = -1;
+    const char *args = "{\"path\":\"/large_tool_results/gone\"}";
+    assert_int_equal(al_store_put(f->h, "gone", "a\nb\n", 4, "t", NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_int_equal(err, 1);
+    assert_null(strstr(t, "nothing was ever stored"));
+    has(t, "Cannot read /large_tool_results/gone: there is no store at ");
+    has(t, "Run the tool that produced it again");
+    free(t);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -1009,6 +1029,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_answer_should_stop_a_search_at_its_deadline, setup, teardown),
         cmocka_unit_test(search_should_keep_its_deadline_over_a_short_text),
         cmocka_unit_test_setup_teardown(read_answer_should_say_a_result_was_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_the_store_is_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
