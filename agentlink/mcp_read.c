@@ -124,6 +124,10 @@ static void say_header(al_buf *b, const rq *r, const mcp_search *s, const char *
         al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
                     " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
                     shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+    else if (s && s->stopped && s->searched < r->offset) /* not even the first line */
+        al_buf_addf(b, "%s: no line matching /%s/ found: the search stopped in line %" PRIu64
+                    ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
+                    total);
     else if (s && s->stopped)
         al_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
                     PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);

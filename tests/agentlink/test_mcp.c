@@ -863,6 +863,27 @@ static void read_answer_should_say_the_store_is_gone(void **state)
     free(t);
 }
 
+/* A search stopped in the first line it tried has searched no line: the
+ * header said "no line matching /a+b/ in lines 1-0", a range that is none. */
+static void read_answer_should_say_a_search_stopped_in_its_first_line(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 300000;
+    char *text = malloc(n + 8), *t;
+    int err = -1;
+    assert_non_null(text);
+    memset(text, 'a', n);
+    memcpy(text + n, "\nab\n", 4);
+    assert_int_equal(al_store_put(f->h, "aas", text, n + 4, "t", NULL, NULL), 0);
+    t = read_long_pattern(f, "a+b", &err);
+    assert_int_equal(err, 0);
+    assert_null(strstr(t, "lines 1-0"));
+    has(t, "/large_tool_results/aas: no line matching /a+b/ found: the search stopped in "
+           "line 1, the first it tried (of 2)\n[the search stopped after 5.");
+    free(t);
+    free(text);
+}
+
 static void rewriter_should_answer_bytes_after_a_nul(void **state)
 {
     struct fx *f = *state;
@@ -1030,6 +1051,7 @@ int main(void)
         cmocka_unit_test(search_should_keep_its_deadline_over_a_short_text),
         cmocka_unit_test_setup_teardown(read_answer_should_say_a_result_was_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_say_the_store_is_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_a_search_stopped_in_its_first_line, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
