@@ -197,6 +197,8 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * The answer holds at most BUDGET bytes of lines (each line numbered, as
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
+ * A result stored cut (over max_result_bytes) is said to be: its line
+ * numbers and a search cover only the head and tail kept.
  * PATTERN is a POSIX extended regular expression (regcomp REG_EXTENDED);
  * with it only matching lines count, with their numbers. A pattern
  * mcp_pattern_refusal() refuses is an error answer naming why.
@@ -213,9 +215,6 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
  * '+'). P's syntax is left to regcomp(). (mcp_pattern.c.) */
 const char *mcp_pattern_refusal(const char *p);
 
-/* Bytes of text the read tool searches in its own process; over this, in a
- * child with a deadline (a search this short takes well under a second). */
-#define MCP_SEARCH_INLINE 16384u
 /* Seconds a pattern search of the read tool may run. */
 #define MCP_SEARCH_SECONDS 5.0
 
@@ -230,9 +229,10 @@ typedef struct mcp_search {
 
 /* Searches the lines of DATA (LEN bytes) from line OFFSET (1-based) on for
  * RE (compiled REG_EXTENDED | REG_NOSUB), until MAX lines match, the text
- * ends, or SECONDS pass. Over MCP_SEARCH_INLINE bytes it runs in a forked
- * child that is killed at the deadline (glibc's regexec() can take time
- * growing with the square of a line's length, and nothing interrupts it);
+ * ends, or SECONDS pass. It runs in a forked child that is killed at the
+ * deadline, whatever the text's length (glibc's regexec() can take time
+ * growing with the square of a line's length, and seconds over 64 bytes
+ * for some patterns the read tool accepts; nothing interrupts it);
  * what was found until then is kept and OUT->stopped set. Returns 0, or an
  * errno (fork, mmap, ENOMEM) with nothing searched; release OUT with
  * mcp_search_release(). (mcp_search.c.) */

@@ -92,7 +92,12 @@ static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, con
                     e->gone_reason == AL_REASON_REMOVED
                         ? " (agentlink rm or drop-referenced)"
                         : " to keep the store under its size bound (max_total_bytes)");
-    } else if (rc == AL_ENOTFOUND || rc == AL_ENOSTORE) {
+    } else if (rc == AL_ENOSTORE) { /* removed, or never made: every path fails */
+        al_buf_addf(b, "Cannot read %s: there is no store at %s (it was removed, or the proxy "
+                    "was started with another --store), so no offloaded result can be read. "
+                    "Run the tool that produced it again to get the result anew.", path,
+                    al_store_dir(h));
+    } else if (rc == AL_ENOTFOUND) {
         al_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
                     "(namespace '%s'). Use the exact path the pointer text gave.", path,
                     al_store_namespace(h));
@@ -119,6 +124,10 @@ static void say_header(al_buf *b, const rq *r, const mcp_search *s, const char *
         al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
                     " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
                     shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+    else if (s && s->stopped && s->searched < r->offset) /* not even the first line */
+        al_buf_addf(b, "%s: no line matching /%s/ found: the search stopped in line %" PRIu64
+                    ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
+                    total);
     else if (s && s->stopped)
         al_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
                     PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
@@ -131,6 +140,18 @@ static void say_header(al_buf *b, const rq *r, const mcp_search *s, const char *
     else
         al_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
                     total, total == 1 ? "" : "s", r->offset);
+}
+
+/* Says that the stored text is not the whole result (E was cut when
+ * stored): its line numbers and a search cover the head and tail kept. */
+static void say_cut(al_buf *b, const al_entry *e, int searched)
+{
+    if (!e->truncated)
+        return;
+    al_buf_addf(b, "[this result was cut when stored: of its %" PRIu64 " bytes, the head and "
+                "tail kept are %" PRIu64 "; one line \"[... offloadfs: N bytes cut here ...]\" "
+                "replaces the middle, which is gone. Line numbers count what was kept%s]\n",
+                e->original_size, e->size, searched ? ", and only that was searched" : "");
 }
 
 /* The arguments of a call that goes on from line OFFSET, as JSON. */
@@ -170,9 +191,11 @@ static void say_tail(al_buf *b, const rq *r, const mcp_search *s, const char *pa
 }
 
 /* Writes the lines of DATA (LEN bytes) the request asks for into B: every
- * line from the offset, or with a pattern the lines S found. */
+ * line from the offset, or with a pattern the lines S found; E says whether
+ * the stored text was cut. */
 static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
-                      const mcp_search *s, size_t budget, const char *path, uint64_t total)
+                      const mcp_search *s, size_t budget, const char *path, uint64_t total,
+                      const al_entry *e)
 {
     uint64_t lineno = 0, shown = 0, first = 0, last = 0, k = 0;
     size_t used = 0, pos = 0;
@@ -225,6 +248,7 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
     if (!s && !more && pos < len)
         more = 1;
     say_header(b, r, s, path, shown, first, last, total, len);
+    say_cut(b, e, s != NULL);
     al_buf_add(b, body.p, body.len);
     al_buf_release(&body);
     say_tail(b, r, s, path, last, more);
@@ -319,7 +343,7 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
             al_free(path);
             goto done;
         }
-        emit_lines(&b, data, dlen, &r, have_re ? &found : NULL, budget, path, ti.lines);
+        emit_lines(&b, data, dlen, &r, have_re ? &found : NULL, budget, path, ti.lines, &e);
         mcp_search_release(&found);
         al_free(path);
     }

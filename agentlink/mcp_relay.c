@@ -53,6 +53,7 @@ typedef struct side {
     size_t written;          /* bytes of the current message written */
     int dead;                /* OUT failed: what comes is dropped */
     int gated;               /* OUT is blocking: write only what poll() allows */
+    int unended;             /* the last message written had no newline */
 } side;
 
 typedef struct relay {
@@ -276,15 +277,30 @@ static int side_write(side *d)
         d->olen -= (size_t)n;
         d->written += (size_t)n;
     }
-    if (d->op)
+    if (d->op) {
+        if (d->written)
+            d->unended = d->op[-1] != '\n';
         side_done(d);
+    }
     return 0;
 }
 
-/* Writes what it can of the read tool's answers to the client. */
+/* Writes what it can of the read tool's answers to the client; first a
+ * newline when the server's last message had none (it ended mid-line), so
+ * that an answer never joins it. */
 static void answers_write(relay *r)
 {
     side *d = &r->s2c;
+    while (d->unended && !d->dead) {
+        ssize_t n = side_put(d, "\n", 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            d->dead = 1;
+        if (n <= 0)
+            return;
+        d->unended = 0;
+    }
     while (r->answers_off < r->answers.len) {
         if (d->dead) {
             r->answers_off = r->answers.len;
@@ -365,6 +381,11 @@ static void side_pump(relay *r, side *d)
         return;
     }
     while (!d->op && d->len > 0) {
+        /* Read tool answers the client has not taken yet: the calls after
+         * them wait in the buffer, as unread input would (one read can hold
+         * hundreds of calls, each answer up to the budget). */
+        if (d == &r->c2s && r->answers.len >= KEEP_CAP)
+            return;
         char *p = d->buf + d->start;
         char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
         if (!nl) {

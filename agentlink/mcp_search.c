@@ -5,10 +5,12 @@
  * every start in a line and runs on from each, so its time grows with the
  * square of the line's length ("a+b" over one line of 64,000 'a' took
  * 4.4 s; a result that is one 64 MB line would take weeks), while the proxy
- * answers the whole session from one thread. Over more than
- * MCP_SEARCH_INLINE bytes the search therefore runs in a forked child,
- * which writes each matching line number, then how far it has searched,
- * into an anonymous shared mapping. The parent waits for the child's end
+ * answers the whole session from one thread. A short text is no bound
+ * either: "(.{1,99}){1,100}b" took 15 s over 16,000 bytes, and
+ * "a{1,3000}a{1,3000}a{1,3000}b" 0.5 s over 64. Every search therefore
+ * runs in a forked child (a fork costs about a millisecond), which writes
+ * each matching line number, then how far it has searched, into an
+ * anonymous shared mapping. The parent waits for the child's end
  * (the hang-up of a pipe only the child holds) until the deadline, then
  * kills it and keeps what it had found. The child touches the text and the
  * compiled pattern only (never LMDB: an environment is not to be used
@@ -140,23 +142,16 @@ int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t off
                    uint64_t max, double seconds, mcp_search *out)
 {
     size_t size = sizeof(found) + max * sizeof(uint64_t);
-    int forked = len > MCP_SEARCH_INLINE, rc = 0;
+    int rc;
     found *f;
     memset(out, 0, sizeof *out);
     if (max > (SIZE_MAX - sizeof(found)) / sizeof(uint64_t))
         return ENOMEM;
-    if (forked) {
-        f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (f == MAP_FAILED)
-            return errno;
-    } else if (!(f = calloc(1, size))) {
-        return ENOMEM;
-    }
+    f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (f == MAP_FAILED)
+        return errno;
     double t0 = now_s();
-    if (forked)
-        rc = search_forked(data, len, re, offset, max, seconds, f, &out->stopped);
-    else
-        search(data, len, re, offset, max, f);
+    rc = search_forked(data, len, re, offset, max, seconds, f, &out->stopped);
     out->seconds = now_s() - t0;
     out->searched = __atomic_load_n(&f->searched, __ATOMIC_ACQUIRE);
     out->n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
@@ -169,10 +164,7 @@ int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t off
         rc = ENOMEM;
     if (!rc && out->n)
         memcpy(out->line, f->line, out->n * sizeof *out->line);
-    if (forked)
-        munmap(f, size);
-    else
-        free(f);
+    munmap(f, size);
     if (rc)
         mcp_search_release(out);
     return rc;

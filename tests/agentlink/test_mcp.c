@@ -702,8 +702,8 @@ static void read_answer_should_refuse_patterns_regcomp_cannot_survive(void **sta
     free(nest);
 }
 
-/* Over 16 KiB the search runs in a child process: its answer is the same
- * as in-process, lines and continuation alike. */
+/* A long result searched in the child process: every match comes back,
+ * lines and continuation alike. */
 static void read_answer_should_search_a_long_result_in_a_child(void **state)
 {
     struct fx *f = *state;
@@ -713,7 +713,6 @@ static void read_answer_should_search_a_long_result_in_a_child(void **state)
     assert_non_null(text);
     for (size_t i = 1; i <= n; i++)
         len += (size_t)sprintf(text + len, "%s %zu\n", i % 5000 == 0 ? "hit" : "line", i);
-    assert_true(len > MCP_SEARCH_INLINE);
     assert_int_equal(al_store_put(f->h, "aas", text, len, "t", NULL, NULL), 0);
     t = read_long_pattern(f, "^hit", &err);
     assert_int_equal(err, 0);
@@ -757,6 +756,130 @@ static void read_answer_should_stop_a_search_at_its_deadline(void **state)
     assert_int_equal(mcp_read_answer(f->h, skip, strlen(skip), 4096, &t, NULL, &err), 0);
     assert_int_equal(err, 0);
     has(t, ": 1 line matching /a+b/ from line 3 (lines 3-3 of 3)\n3\tab\n[end of the result]");
+    free(t);
+    free(text);
+}
+
+/* A short text is no bound on regexec()'s time: "(.{1,99}){1,100}b", a
+ * pattern the read tool accepts (9,900 positions), took 15 s over one line
+ * of 16,000 'a' (and "a{1,3000}a{1,3000}a{1,3000}b" 0.5 s over 64 bytes).
+ * Searched in the proxy's own process, that froze the whole session past
+ * the deadline; every search keeps its deadline, however short the text. */
+static void search_should_keep_its_deadline_over_a_short_text(void **state)
+{
+    size_t n = 16000;
+    char *text = malloc(n);
+    regex_t re;
+    mcp_search s;
+    struct timespec t0, t1;
+    (void)state;
+    assert_non_null(text);
+    memset(text, 'a', n);
+    assert_null(mcp_pattern_refusal("(.{1,99}){1,100}b"));
+    assert_int_equal(regcomp(&re, "(.{1,99}){1,100}b", REG_EXTENDED | REG_NOSUB), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(mcp_search_run(text, n, &re, 1, 10, 0.3, &s), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(s.stopped, 1);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.searched, 0);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 3.0);
+    mcp_search_release(&s);
+    /* A short text that is searched to its end says so. */
+    assert_int_equal(mcp_search_run("aa\nb\naa", 7, &re, 1, 10, 5.0, &s), 0);
+    assert_int_equal(s.stopped, 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.searched, 3);
+    mcp_search_release(&s);
+    regfree(&re);
+    assert_int_equal(regcomp(&re, "^a?b$", REG_EXTENDED | REG_NOSUB), 0);
+    assert_int_equal(mcp_search_run("ab\nb\nab", 7, &re, 2, 10, 5.0, &s), 0);
+    assert_int_equal(s.stopped, 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.line[0], 2);
+    assert_int_equal(s.line[1], 3);
+    mcp_search_release(&s);
+    regfree(&re);
+    free(text);
+}
+
+/* A result over max_result_bytes is stored cut: its head and tail, the
+ * middle one marker line. The read tool's line numbers and searches cover
+ * only what was kept, and its answer says so: a search that finds nothing
+ * "to its end" must not make a model believe the result held no such line. */
+static void read_answer_should_say_a_result_was_cut(void **state)
+{
+    struct fx *f = *state;
+    char *text = malloc(16000), *t = NULL;
+    size_t len = 0;
+    int err = -1;
+    al_entry e;
+    const char *args = "{\"path\":\"cut\",\"pattern\":\"^line 500$\"}";
+    assert_non_null(text);
+    for (int i = 1; i <= 1000; i++)
+        len += (size_t)sprintf(text + len, "line %d\n", i);
+    assert_int_equal(al_store_init(f->h, 1u << 20, 4096, NULL), 0);
+    assert_int_equal(al_store_put(f->h, "cut", text, len, "t", &e, NULL), 0);
+    assert_int_equal(e.truncated, 1);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_int_equal(err, 0);
+    has(t, ": no line matching /^line 500$/ from line 1 to its end (");
+    has(t, "[this result was cut when stored: of its 8893 bytes, the head and tail kept are ");
+    has(t, "Line numbers count what was kept, and only that was searched]\n");
+    free(t);
+    t = NULL;
+    args = "{\"path\":\"cut\",\"limit\":2}";
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    has(t, "[this result was cut when stored: of its 8893 bytes");
+    has(t, "Line numbers count what was kept]\n1\tline 1\n2\tline 2\n[more lines follow");
+    free(t);
+    t = NULL;
+    /* A result stored whole says nothing of the kind. */
+    assert_int_equal(al_store_put(f->h, "whole", "a\nb\n", 4, "t", NULL, NULL), 0);
+    args = "{\"path\":\"whole\"}";
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_null(strstr(t, "cut when stored"));
+    free(t);
+    free(text);
+}
+
+/* The store removed while the proxy runs (or a --store naming no store):
+ * every read fails for that reason, and the answer must say so, not that
+ * nothing was ever stored under the path the pointer gave. */
+static void read_answer_should_say_the_store_is_gone(void **state)
+{
+    struct fx *f = *state;
+    char cmd[160], *t = NULL;
+    int err = -1;
+    const char *args = "{\"path\":\"/large_tool_results/gone\"}";
+    assert_int_equal(al_store_put(f->h, "gone", "a\nb\n", 4, "t", NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 32768, &t, NULL, &err), 0);
+    assert_int_equal(err, 1);
+    assert_null(strstr(t, "nothing was ever stored"));
+    has(t, "Cannot read /large_tool_results/gone: there is no store at ");
+    has(t, "Run the tool that produced it again");
+    free(t);
+}
+
+/* A search stopped in the first line it tried has searched no line: the
+ * header said "no line matching /a+b/ in lines 1-0", a range that is none. */
+static void read_answer_should_say_a_search_stopped_in_its_first_line(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 300000;
+    char *text = malloc(n + 8), *t;
+    int err = -1;
+    assert_non_null(text);
+    memset(text, 'a', n);
+    memcpy(text + n, "\nab\n", 4);
+    assert_int_equal(al_store_put(f->h, "aas", text, n + 4, "t", NULL, NULL), 0);
+    t = read_long_pattern(f, "a+b", &err);
+    assert_int_equal(err, 0);
+    assert_null(strstr(t, "lines 1-0"));
+    has(t, "/large_tool_results/aas: no line matching /a+b/ found: the search stopped in "
+           "line 1, the first it tried (of 2)\n[the search stopped after 5.");
     free(t);
     free(text);
 }
@@ -925,6 +1048,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_patterns_regcomp_cannot_survive, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_search_a_long_result_in_a_child, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stop_a_search_at_its_deadline, setup, teardown),
+        cmocka_unit_test(search_should_keep_its_deadline_over_a_short_text),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_a_result_was_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_the_store_is_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_answer_should_say_a_search_stopped_in_its_first_line, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_back_references, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_bytes_after_a_nul, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_offload_texts_decoded_in_place, setup, teardown),
