@@ -93,13 +93,15 @@ static int wait_end(int rfd, double seconds)
 
 /* The child: searches, then leaves without running anything of the
  * parent's (atexit handlers, stdio buffers, sanitizer reports). */
-static void child(int wfd, const char *data, size_t len, const regex_t *re, uint64_t offset,
-                  uint64_t max, found *f)
+static void child(int wfd, pid_t parent, const char *data, size_t len, const regex_t *re,
+                  uint64_t offset, uint64_t max, found *f)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL); /* never the parent's handlers */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the parent died before the line above */
+        _exit(1);
     search(data, len, re, offset, max, f);
     (void)wfd; /* closed by _exit: the parent's poll sees the hang-up */
     _exit(0);
@@ -110,7 +112,7 @@ static int search_forked(const char *data, size_t len, const regex_t *re, uint64
                          uint64_t max, double seconds, found *f, int *stopped)
 {
     int p[2], st;
-    pid_t pid;
+    pid_t pid, self = getpid();
     if (pipe2(p, O_CLOEXEC))
         return errno;
     pid = fork();
@@ -122,7 +124,7 @@ static int search_forked(const char *data, size_t len, const regex_t *re, uint64
     }
     if (pid == 0) {
         close(p[0]);
-        child(p[1], data, len, re, offset, max, f);
+        child(p[1], self, data, len, re, offset, max, f);
     }
     close(p[1]);
     *stopped = !wait_end(p[0], seconds);
