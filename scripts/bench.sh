@@ -327,11 +327,12 @@ case_scale() {
 # with no daemon, one and four daemons on the store: each woken daemon
 # processes the change and invalidates before it answers. Then a put
 # followed at once by open+read+close through the mount, against a plain
-# file rewritten (open O_TRUNC+write+close) then read. Last, the put of a
-# writer while one of the daemons is SIGSTOPped: the bound it waits.
+# file rewritten (open O_TRUNC+write+close) then read. Last, the puts of a
+# writer while one of the daemons is SIGSTOPped: the first waits the bound,
+# the later ones of that process do not wait for that daemon again.
 RP=$B/tools/rywprobe
 case_ryw() {
-    local p0=() p1=() p4=() ro=() rt=() rd=() st=() N=2000 s m pids
+    local p0=() p1=() p4=() ro=() rt=() rd=() st=() sn=() N=2000 s m pids a b
     s=$(new_store ryw)
     mkdir -p "$W/ryw-m2" "$W/ryw-m3" "$W/ryw-m4" "$TMPFS/ryw" "$DISK/ryw"
     for r in $(seq "$RUNS"); do
@@ -348,7 +349,9 @@ case_ryw() {
         done
         p4+=("$("$RP" putlat "$s" $N | cut -d' ' -f1)")
         kill -STOP "${pids[0]}"
-        st+=("$("$RP" putlat "$s" 5 | cut -d' ' -f1)")
+        read -r a b < <("$RP" putlat "$s" 5) # median, max of 5 puts by one process
+        st+=("$b") # the first put waits the bound ...
+        sn+=("$a") # ... the process's later ones do not wait again
         kill -CONT "${pids[0]}"
         # The daemon just continued is catching up (its prefetch stat of the
         # writes it missed can make this unmount EBUSY): retry.
@@ -362,7 +365,8 @@ case_ryw() {
     metric "put of 4 KiB (library, STORE_NOSYNC), no daemon running" "$(median "${p0[@]}") us" - -
     metric "put of 4 KiB (library, STORE_NOSYNC), one daemon (woken, answers)" "$(median "${p1[@]}") us" - -
     metric "put of 4 KiB (library, STORE_NOSYNC), four daemons" "$(median "${p4[@]}") us" - -
-    metric "put while one of four daemons is SIGSTOPped (bound: 200 ms)" "$(median "${st[@]}") us" "< 1 s" "$(meets "$(median "${st[@]}")" 1000000)"
+    metric "put while one of four daemons is SIGSTOPped, a process's first (bound: 200 ms)" "$(median "${st[@]}") us" "< 1 s" "$(meets "$(median "${st[@]}")" 1000000)"
+    metric "put while one of four daemons is SIGSTOPped, median of a process's 5 puts" "$(median "${sn[@]}") us" - -
     row "replace-then-read 4 KiB: put+open+read+close through the mount vs file rewrite+read" us "$(median "${ro[@]}")" "$(median "${rt[@]}")" "$(median "${rd[@]}")" - -
 }
 
