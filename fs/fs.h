@@ -45,7 +45,9 @@
  *   after the last key it sent, and a seek elsewhere rescans from the start.
  * - Extended attributes: user.offload.{tool,created,original_size,truncated}.
  *   An entry with no recorded tool has no user.offload.tool (not listed,
- *   ENODATA). Unknown user.* names: ENODATA. Names outside user.* (security.*,
+ *   ENODATA). The root has user.offloadfs.store (the store directory's real
+ *   path, whatever -o fsname= says) and user.offloadfs.namespace: readers
+ *   that act for a writer check them before trusting a mount. Unknown user.* names: ENODATA. Names outside user.* (security.*,
  *   system.posix_acl_*, trusted.*): EOPNOTSUPP, which lets ls -l stop asking
  *   each file. created is RFC 3339 UTC with microseconds.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
@@ -193,6 +195,7 @@ struct ofs_prefetch {
 struct ofs {
     store *st;                  /* opened after daemonizing */
     const char *ns;             /* namespace shown by this mount */
+    const char *store_path;     /* the store directory's real path */
     struct fuse_session *se;    /* for the watcher's notifications */
     const char *mountpoint;     /* absolute path, for messages */
     int debug;                  /* -d: fuse_log(FUSE_LOG_DEBUG) tracing */

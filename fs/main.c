@@ -513,6 +513,7 @@ int main(int argc, char *argv[])
         add_mount_opts(&args, &c, store_abs) != 0)
         goto out;
     state_init(&fs, &c, &o, mnt_abs, conn_opts);
+    fs.store_path = store_abs;
     /* Unknown options are reported here, by libfuse, naming them. */
     if (!(fs.se = fuse_session_new(&args, ofs_ops(), sizeof *ofs_ops(), &fs)))
         goto out;
