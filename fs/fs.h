@@ -47,7 +47,11 @@
  *   An entry with no recorded tool has no user.offload.tool (not listed,
  *   ENODATA). The root has user.offloadfs.store (the store directory's real
  *   path, whatever -o fsname= says) and user.offloadfs.namespace: readers
- *   that act for a writer check them before trusting a mount. Unknown user.* names: ENODATA. Names outside user.* (security.*,
+ *   that act for a writer check them before trusting a mount. The root's
+ *   ctime is the daemon's start (its mtime the last change) and never
+ *   changes: a reader that cannot read attributes (Node) tells a new mount
+ *   at the same path from the one it checked by it, as mount ids and
+ *   device numbers are reused as soon as a mount goes. Unknown user.* names: ENODATA. Names outside user.* (security.*,
  *   system.posix_acl_*, trusted.*): EOPNOTSUPP, which lets ls -l stop asking
  *   each file. created is RFC 3339 UTC with microseconds.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
@@ -203,6 +207,7 @@ struct ofs {
     gid_t gid;
     double timeout;             /* entry/attr timeout, seconds */
     _Atomic uint64_t root_mtime_ns; /* root's mtime: last change seen */
+    uint64_t start_ns;          /* root's ctime: when this daemon started */
     _Atomic int no_open;        /* kernel offered FUSE_CAP_NO_OPEN_SUPPORT */
     struct fuse_conn_info_opts *conn_opts; /* -o max_readahead=... etc. */
     uint64_t prefetch_max;      /* -o prefetch=SIZE; 0: no prefetch */

@@ -482,8 +482,8 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
     fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
-    atomic_store(&fs->root_mtime_ns,
-                 (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+    fs->start_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    atomic_store(&fs->root_mtime_ns, fs->start_ns);
 }
 
 int main(int argc, char *argv[])

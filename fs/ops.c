@@ -88,8 +88,8 @@ static void root_stat(struct ofs *fs, struct stat *st)
     st->st_uid = fs->uid;
     st->st_gid = fs->gid;
     st->st_blksize = OFS_BLKSIZE;
-    st->st_mtim = st->st_ctim = st->st_atim =
-        ns_to_ts(atomic_load(&fs->root_mtime_ns));
+    st->st_mtim = st->st_atim = ns_to_ts(atomic_load(&fs->root_mtime_ns));
+    st->st_ctim = ns_to_ts(fs->start_ns); /* this daemon's: fs.h */
 }
 
 static void entry_param(struct ofs *fs, const store_entry *e,

@@ -66,6 +66,16 @@ t_eq "an entry does not list the root's names" "$(xa "$M/k" list | tr ' ' '\n' |
 t_eq "an entry: user.offloadfs.store -> ENODATA" "$(xa "$M/k" get user.offloadfs.store)" "ENODATA"
 t_eq "setxattr on the root -> EROFS" "$(m_errno setxattr "$M" user.offloadfs.namespace)" "EROFS"
 
+# The root's ctime is the daemon's start and stays; its mtime moves with
+# changes. A reader that cannot read attributes tells mounts apart by it.
+times() { python3 -c 'import os, sys; s = os.stat(sys.argv[1]); print(s.st_ctime_ns, s.st_mtime_ns)' "$1"; }
+read -r c1 m1 < <(times "$M")
+sleep 0.05
+printf 'more\n' | m_put "$S" k2 other
+read -r c2 m2 < <(times "$M")
+t_eq "a change: the root's ctime stays" "$c2" "$c1"
+t_check "... its mtime moves ($m1 -> $m2)" test "$m2" -gt "$m1"
+
 # The default namespace, store named by its real path.
 M2=$T_TMP/mnt2
 m_mount "$S" "$M2" || { t_not_ok "mount 2"; t_done; }
@@ -74,6 +84,14 @@ t_eq "default mount: namespace default" \
 t_eq "default mount: same store path" \
     "$(getfattr --absolute-names --only-values -n user.offloadfs.store "$M2")" "$REAL"
 
+read -r c3 _ < <(times "$M2")
+t_check "another daemon's root has another ctime ($c3, $c1)" test "$c3" != "$c1"
 m_umount "$M2"; t_eq "daemon 2 exits 0 after fusermount3 -u" "$?" "0"
+# The same path mounted again, as fast as can be: same mount id and device
+# number as likely as not, but another ctime.
+m_mount "$S" "$M2" || { t_not_ok "mount 2 again"; t_done; }
+read -r c4 _ < <(times "$M2")
+t_check "the same path mounted again: another ctime ($c4, $c3)" test "$c4" != "$c3"
+m_umount "$M2"; t_eq "daemon 2 again exits 0 after fusermount3 -u" "$?" "0"
 m_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 t_done
