@@ -159,9 +159,13 @@ struct ofs_watch {
 struct ofs_wake {
     int active;                /* ofs_wake_open() ran and ofs_wake_close() not yet */
     int listen_fd;             /* -1: none */
-    int dir_fd;                /* STORE/wake */
-    char name[64];             /* our socket's name in it */
+    int dir_fd;                /* STORE/wake, opened without following links */
+    char name[64];             /* our socket's name in it ("": none there) */
     uid_t owner;               /* the store directory's owner */
+    uid_t as_uid;              /* whom we act as in STORE/wake: owner if we */
+    gid_t as_gid;              /* are root, else ourselves (ofs_as_user) */
+    dev_t sock_dev;            /* the file our socket is bound to: only */
+    ino_t sock_ino;            /* that is ever removed under our name */
     int held[OFS_WAKE_BATCH];  /* accepted, not answered yet */
     unsigned nheld;
     unsigned long refused;     /* peers of another user closed unanswered */
@@ -330,6 +334,19 @@ void ofs_wake_answer(struct ofs *fs, uint64_t generation);
  * the directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
+
+/* ---- asuser.c --------------------------------------------------------- */
+
+/* Runs FN(ARG) on a new thread of its own and waits for it. That thread
+ * has its own umask (unshare(CLONE_FS): FN may set one without touching
+ * the other threads') and, when we are root and UID is not 0, acts on
+ * files as UID:GID (setfsuid, setfsgid) with no supplementary groups and
+ * none of root's file capabilities: whatever FN creates is UID's, and FN
+ * can do nothing UID could not. The calling thread's identity never
+ * changes. Not root, or UID 0: FN runs with our own identity.
+ * Returns FN's result, or the errno value of a thread that could not be
+ * started (EAGAIN) or could not take the identity (EPERM, EINVAL). */
+int ofs_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
 
 /* ---- prefetch.c ------------------------------------------------------- */
 
