@@ -7,7 +7,9 @@
  * ops.c holds the FUSE low-level handlers; watch.c runs the change watcher
  * that tells the kernel what to forget when another process writes the
  * store; wake.c holds the socket through which writers wake the watcher
- * and wait for it (read-your-writes).
+ * and wait for it (read-your-writes); asuser.c runs a piece of work on a
+ * thread acting as another user (a root daemon's changes in a user's
+ * STORE/wake are made as that user).
  *
  * Caveats
  * =======
@@ -310,10 +312,15 @@ void ofs_watch_stop(struct ofs *fs);
 /* Makes the socket writers wake this daemon through (store/wake.h): the
  * private directory STORE_DIR/wake if missing (0700, owned by the store
  * directory's owner), a SOCK_SEQPACKET socket listening in it under a name
- * of our own. Returns 0, or an errno value (EPERM: the directory exists but
- * is not private; EACCES, EROFS: it cannot be made): the daemon then runs
- * without one, its writers do not wait for it, and its 20 ms poll alone
- * shows their writes. Call ofs_wake_close() in both cases. */
+ * of our own (0600, the owner's too). Run as root, it makes both as the
+ * owner (ofs_as_user), through descriptors (see wake.c). STORE_DIR must be
+ * the store fs->st holds (fs->lock marked). Returns 0, or an errno value
+ * (EPERM: the directory exists but is not private, or not the owner's;
+ * ELOOP: it is a symlink; EACCES, EROFS: it cannot be made; ESTALE:
+ * STORE_DIR is no longer the store we hold, or our socket's temporary name
+ * was replaced before we could publish it): the daemon then runs without
+ * one, its writers do not wait for it, and its 20 ms poll alone shows
+ * their writes. Call ofs_wake_close() in both cases. */
 int ofs_wake_open(struct ofs *fs, const char *store_dir);
 
 /* The listening descriptor for poll(), or -1 when there is none. */
@@ -330,8 +337,9 @@ unsigned ofs_wake_accept(struct ofs *fs);
  * blocks. */
 void ofs_wake_answer(struct ofs *fs, uint64_t generation);
 
-/* Closes held connections unanswered, removes our socket, closes it and
- * the directory. Safe to call twice, or when ofs_wake_open() never ran
+/* Closes held connections unanswered, removes our socket (as the owner,
+ * and only while its name is still the file we bound), closes it and the
+ * directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
 
