@@ -7,7 +7,7 @@
  * file-system attributes (CLONE_FS: cwd, root, umask) and drops its groups
  * with the raw system call can take the user's identity entirely, and
  * nothing it changed outlives it: no restore step that could be missed,
- * and the other threads never run with the user's umask or as the user.
+ * and the other threads never run with its umask or as the user.
  *
  * With a file-system uid other than 0 the kernel also clears CAP_CHOWN,
  * CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER and CAP_FSETID from the
@@ -26,18 +26,21 @@
 struct as_user {
     uid_t uid;
     gid_t gid;
+    mode_t mask;
     int (*fn)(void *);
     void *arg;
     int rc;
 };
 
-/* Makes the calling thread act as UID:GID, without supplementary groups,
- * when we are root and UID is not; in every case gives it a umask of its
- * own. Returns 0 or an errno value. */
-static int become(uid_t uid, gid_t gid)
+/* Gives the calling thread umask MASK, of its own, and makes it act as
+ * UID:GID without supplementary groups when we are root and UID is not.
+ * Returns 0 or an errno value. */
+static int become(uid_t uid, gid_t gid, mode_t mask)
 {
-    if (unshare(CLONE_FS) != 0)
-        return errno;
+    /* Refused only by a filter (seccomp) that would refuse FUSE's mount
+     * too: the process's umask then applies, unchanged. */
+    if (unshare(CLONE_FS) == 0)
+        umask(mask);
     if (geteuid() != 0 || uid == 0)
         return 0;
     if (syscall(SYS_setgroups, 0, NULL) != 0)
@@ -54,14 +57,14 @@ static int become(uid_t uid, gid_t gid)
 static void *as_user_main(void *p)
 {
     struct as_user *a = p;
-    if ((a->rc = become(a->uid, a->gid)) == 0)
+    if ((a->rc = become(a->uid, a->gid, a->mask)) == 0)
         a->rc = a->fn(a->arg);
     return NULL;
 }
 
-int ofs_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
+int ofs_as_user(uid_t uid, gid_t gid, mode_t mask, int (*fn)(void *), void *arg)
 {
-    struct as_user a = {uid, gid, fn, arg, 0};
+    struct as_user a = {uid, gid, mask, fn, arg, 0};
     pthread_t t;
     int rc = pthread_create(&t, NULL, as_user_main, &a);
     if (rc)

@@ -346,15 +346,16 @@ void ofs_wake_close(struct ofs *fs);
 /* ---- asuser.c --------------------------------------------------------- */
 
 /* Runs FN(ARG) on a new thread of its own and waits for it. That thread
- * has its own umask (unshare(CLONE_FS): FN may set one without touching
- * the other threads') and, when we are root and UID is not 0, acts on
- * files as UID:GID (setfsuid, setfsgid) with no supplementary groups and
- * none of root's file capabilities: whatever FN creates is UID's, and FN
- * can do nothing UID could not. The calling thread's identity never
- * changes. Not root, or UID 0: FN runs with our own identity.
+ * has umask MASK, its own (unshare(CLONE_FS); where a seccomp filter
+ * refuses that, the process's umask applies unchanged) and, when we are
+ * root and UID is not 0, acts on files as UID:GID (setfsuid, setfsgid)
+ * with no supplementary groups and none of root's file capabilities:
+ * whatever FN creates is UID's, and FN can do nothing UID could not. The
+ * calling thread's identity and umask never change; FN must not call
+ * umask(). Not root, or UID 0: FN runs with our own identity.
  * Returns FN's result, or the errno value of a thread that could not be
- * started (EAGAIN) or could not take the identity (EPERM, EINVAL). */
-int ofs_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
+ * started (EAGAIN) or could not take the identity (EPERM). */
+int ofs_as_user(uid_t uid, gid_t gid, mode_t mask, int (*fn)(void *), void *arg);
 
 /* ---- prefetch.c ------------------------------------------------------- */
 

@@ -111,7 +111,6 @@ static int store_dir_check(const struct ofs *fs, int sfd, struct stat *sb)
 static int dir_open(struct ofs_wake *w, int sfd)
 {
     struct stat sb;
-    umask(077);
     if (mkdirat(sfd, STORE_WAKE_DIR, 0700) != 0 && errno != EEXIST)
         return errno;
     w->dir_fd = openat(sfd, STORE_WAKE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -174,7 +173,6 @@ static int sock_open(struct ofs_wake *w)
     w->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (w->listen_fd < 0)
         return errno;
-    umask(0177); /* the socket: 0600 */
     if (bind(w->listen_fd, (struct sockaddr *)&sa, len) != 0
         || listen(w->listen_fd, STORE_WAKE_BACKLOG) != 0)
         return errno;
@@ -199,17 +197,22 @@ static int sock_open(struct ofs_wake *w)
     return 0;
 }
 
-/* What the thread acting as the store's owner does at open. */
+/* What the threads acting as the store's owner do: at open, make the
+ * directory (umask 077: 0700), then the socket (umask 0177: 0600)... */
 struct wake_job {
     struct ofs_wake *w;
     int store_fd; /* the store directory */
 };
 
-static int wake_make(void *p)
+static int wake_dir(void *p)
 {
     struct wake_job *j = p;
-    int rc = dir_open(j->w, j->store_fd);
-    return rc ? rc : sock_open(j->w);
+    return dir_open(j->w, j->store_fd);
+}
+
+static int wake_sock(void *p)
+{
+    return sock_open(p);
 }
 
 /* ... and at close. */
@@ -237,7 +240,8 @@ int ofs_wake_open(struct ofs *fs, const char *store_dir)
         w->owner = sb.st_uid;
         w->as_uid = geteuid() == 0 ? sb.st_uid : geteuid();
         w->as_gid = geteuid() == 0 ? sb.st_gid : getegid();
-        rc = ofs_as_user(w->as_uid, w->as_gid, wake_make, &j);
+        if (!(rc = ofs_as_user(w->as_uid, w->as_gid, 077, wake_dir, &j)))
+            rc = ofs_as_user(w->as_uid, w->as_gid, 0177, wake_sock, w);
     }
     if (j.store_fd >= 0)
         close(j.store_fd);
@@ -313,7 +317,7 @@ void ofs_wake_close(struct ofs *fs)
     /* Not removed when no thread can be started: the next writer that
      * meets it refused removes it. */
     if (w->name[0] && w->dir_fd >= 0)
-        (void)ofs_as_user(w->as_uid, w->as_gid, wake_remove, w);
+        (void)ofs_as_user(w->as_uid, w->as_gid, 077, wake_remove, w);
     w->name[0] = '\0';
     if (w->listen_fd >= 0)
         close(w->listen_fd);
