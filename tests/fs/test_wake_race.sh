@@ -47,14 +47,14 @@ victim_reset() { printf "root's secret\n" >"$V"; chown 0:0 "$V"; chmod 666 "$V";
 victim_ok() { [ "$(stat -c '%u %g %a' "$V")" = "0 0 666" ] && [ "$(cat "$V")" = "root's secret" ]; }
 victim_reset
 
-# sockets_ok: every *.sock in STORE/wake is a socket of the user's (counted
-# in SOCKS).
+# sockets_ok: every *.sock in STORE/wake is a socket of the user's (those
+# counted in SOCKS).
 sockets_ok() {
     local f
     for f in "$S"/wake/*.sock; do
         [ -e "$f" ] || [ -L "$f" ] || continue
-        SOCKS=$((SOCKS + 1))
         [ "$(stat -c '%F %u' "$f")" = "socket $UID_" ] || { echo "  $f: $(stat -c '%F %U %a' "$f")"; return 1; }
+        SOCKS=$((SOCKS + 1))
     done
 }
 
