@@ -7,7 +7,9 @@
  * ops.c holds the FUSE low-level handlers; watch.c runs the change watcher
  * that tells the kernel what to forget when another process writes the
  * store; wake.c holds the socket through which writers wake the watcher
- * and wait for it (read-your-writes).
+ * and wait for it (read-your-writes); asuser.c runs a piece of work on a
+ * thread acting as another user (a root daemon's changes in a user's
+ * STORE/wake are made as that user).
  *
  * Caveats
  * =======
@@ -159,9 +161,13 @@ struct ofs_watch {
 struct ofs_wake {
     int active;                /* ofs_wake_open() ran and ofs_wake_close() not yet */
     int listen_fd;             /* -1: none */
-    int dir_fd;                /* STORE/wake */
-    char name[64];             /* our socket's name in it */
+    int dir_fd;                /* STORE/wake, opened without following links */
+    char name[64];             /* our socket's name in it ("": none there) */
     uid_t owner;               /* the store directory's owner */
+    uid_t as_uid;              /* whom we act as in STORE/wake: owner if we */
+    gid_t as_gid;              /* are root, else ourselves (ofs_as_user) */
+    dev_t sock_dev;            /* the file our socket is bound to: only */
+    ino_t sock_ino;            /* that is ever removed under our name */
     int held[OFS_WAKE_BATCH];  /* accepted, not answered yet */
     unsigned nheld;
     unsigned long refused;     /* peers of another user closed unanswered */
@@ -306,10 +312,15 @@ void ofs_watch_stop(struct ofs *fs);
 /* Makes the socket writers wake this daemon through (store/wake.h): the
  * private directory STORE_DIR/wake if missing (0700, owned by the store
  * directory's owner), a SOCK_SEQPACKET socket listening in it under a name
- * of our own. Returns 0, or an errno value (EPERM: the directory exists but
- * is not private; EACCES, EROFS: it cannot be made): the daemon then runs
- * without one, its writers do not wait for it, and its 20 ms poll alone
- * shows their writes. Call ofs_wake_close() in both cases. */
+ * of our own (0600, the owner's too). Run as root, it makes both as the
+ * owner (ofs_as_user), through descriptors (see wake.c). STORE_DIR must be
+ * the store fs->st holds (fs->lock marked). Returns 0, or an errno value
+ * (EPERM: the directory exists but is not private, or not the owner's;
+ * ELOOP: it is a symlink; EACCES, EROFS: it cannot be made; ESTALE:
+ * STORE_DIR is no longer the store we hold, or our socket's temporary name
+ * was replaced before we could publish it): the daemon then runs without
+ * one, its writers do not wait for it, and its 20 ms poll alone shows
+ * their writes. Call ofs_wake_close() in both cases. */
 int ofs_wake_open(struct ofs *fs, const char *store_dir);
 
 /* The listening descriptor for poll(), or -1 when there is none. */
@@ -326,10 +337,25 @@ unsigned ofs_wake_accept(struct ofs *fs);
  * blocks. */
 void ofs_wake_answer(struct ofs *fs, uint64_t generation);
 
-/* Closes held connections unanswered, removes our socket, closes it and
- * the directory. Safe to call twice, or when ofs_wake_open() never ran
+/* Closes held connections unanswered, removes our socket (as the owner,
+ * and only while its name is still the file we bound), closes it and the
+ * directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
+
+/* ---- asuser.c --------------------------------------------------------- */
+
+/* Runs FN(ARG) on a new thread of its own and waits for it. That thread
+ * has umask MASK, its own (unshare(CLONE_FS); where a seccomp filter
+ * refuses that, the process's umask applies unchanged) and, when we are
+ * root and UID is not 0, acts on files as UID:GID (setfsuid, setfsgid)
+ * with no supplementary groups and none of root's file capabilities:
+ * whatever FN creates is UID's, and FN can do nothing UID could not. The
+ * calling thread's identity and umask never change; FN must not call
+ * umask(). Not root, or UID 0: FN runs with our own identity.
+ * Returns FN's result, or the errno value of a thread that could not be
+ * started (EAGAIN) or could not take the identity (EPERM). */
+int ofs_as_user(uid_t uid, gid_t gid, mode_t mask, int (*fn)(void *), void *arg);
 
 /* ---- prefetch.c ------------------------------------------------------- */
 
