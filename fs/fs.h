@@ -40,66 +40,45 @@
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
  *
- * What the mount shows (beyond the contract)
- * ==========================================
+ * Invariants of the handlers and threads
+ * ======================================
+ * What the mount promises is in doc/contract.md; how it behaves and why
+ * (prefetch, read-your-writes, the log gap, lock.mdb damage, with the
+ * measurements) is in doc/design.md. What the code here keeps true:
  * - The root lists "." and ".." and then the live keys in byte order, with
  *   d_type DT_REG. Directory offsets are ordinal positions; a handle resumes
  *   after the last key it sent, and a seek elsewhere rescans from the start.
- * - Extended attributes: user.offload.{tool,created,original_size,truncated}.
- *   An entry with no recorded tool has no user.offload.tool (not listed,
- *   ENODATA). Unknown user.* names: ENODATA. Names outside user.* (security.*,
- *   system.posix_acl_*, trusted.*): EOPNOTSUPP, which lets ls -l stop asking
- *   each file. created is RFC 3339 UTC with microseconds.
+ * - Extended attributes: an entry with no recorded tool has no
+ *   user.offload.tool (not listed, ENODATA); unknown user.* names ENODATA;
+ *   names outside user.* EOPNOTSUPP. created is RFC 3339 UTC with
+ *   microseconds.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
  *   it, files the live entries of the whole store.
- * - Prefetch: a result written while the mount is up is pushed into the
- *   kernel's page cache (-o prefetch=SIZE, largest value pushed, default
- *   OFS_PREFETCH_DEFAULT, 0 for none), so the first read of a result an
- *   agent has just written is a cached read. The kernel takes pages only
- *   for an inode it knows, so the name is first stat'ed through the mount:
- *   while that stat is under way (one round trip, ~50 us) an unmount of the
- *   mountpoint fails with EBUSY. The watcher makes that stat before it
- *   answers the woken writers, so it is over when a write returns: "write,
- *   then unmount" does not race it (measured: 5 EBUSY in 300 put+unmount
- *   rounds when the stat came from the 20 ms poll, 0 in 300 since). Only a
- *   write the daemon did not answer in time (STORE_WAKE_TIMEOUT_MS), or one
- *   made by another process while the unmount runs, can still meet it.
- *   More than OFS_PREFETCH_BURST new versions within OFS_PREFETCH_WINDOW_MS
- *   (a bulk load, not an agent) are not pushed. Under valgrind, mount with
- *   -o prefetch=0: valgrind runs one thread at a time, and the watcher's
- *   stat through its own mount was seen to wait for ever for a worker that
- *   never got to run (the first write then hangs).
- * - Read-your-writes (wake.c, store/wake.h): the daemon listens on a
- *   socket in STORE/wake; each writer connects to it after its commit and
- *   waits for the answer, which the watcher sends after processing every
- *   change up to a generation that covers the write (invalidations sent).
- *   So a new open after a write returns never finds a stale dentry: the
- *   kernel has dropped the name's dentry (positive or negative) and the old
- *   version's attributes and pages, and its next lookup asks the daemon,
- *   which answers from a snapshot that has the write. A replace shows the
- *   new bytes, never ENODATA: the name is invalidated before the old inode,
- *   and in the same pass, so no lookup can reach the old inode through the
- *   name once the writer is answered. A handle opened on the old version
- *   keeps its rule (old bytes or ENODATA). The 20 ms poll stays for writers
- *   that cannot reach the socket (another user, a daemon that did not
- *   answer within the bound).
- * - Open files: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once
- *   and the kernel never asks again; otherwise it answers keep_cache.
- * - If the change log no longer reaches the last generation seen (more than
- *   the log keeps happened in one poll, e.g. the daemon was stopped), the
- *   watcher drops the listing and every live name. A cached name whose key
- *   vanished in that window keeps its dentry until its timeout, but reading
- *   or stat'ing it answers ENODATA from the store once its attributes lapse.
- * - lock.mdb damaged under the daemon (truncated, removed, replaced, its
- *   header overwritten): LMDB would SIGBUS, hang on a garbage mutex, or stop
- *   seeing writers. The watcher compares it with the mark taken at start
+ * - Read-your-writes (wake.c, store/wake.h): a woken writer is answered only
+ *   after the watcher has processed every change up to a generation that
+ *   covers the write and sent its invalidations; a replaced key's name is
+ *   invalidated before its old inode, in the same pass, so no lookup reaches
+ *   the old inode through the name once the writer is answered. The 20 ms
+ *   poll stays for writers that cannot reach the socket or were not
+ *   answered within STORE_WAKE_TIMEOUT_MS.
+ * - Prefetch (-o prefetch=SIZE, default OFS_PREFETCH_DEFAULT, 0 for none):
+ *   the name is stat'ed through the mount before its pages are pushed, and
+ *   the watcher makes that stat before it answers the woken writers, so an
+ *   unmount right after a write does not meet EBUSY. More than
+ *   OFS_PREFETCH_BURST new versions within OFS_PREFETCH_WINDOW_MS are not
+ *   pushed. Under valgrind, mount with -o prefetch=0 (the watcher's stat
+ *   through its own mount can wait for ever for a worker valgrind does not
+ *   run).
+ * - Open: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once and the
+ *   kernel never asks again; otherwise it answers keep_cache.
+ * - A change log that no longer reaches the last generation seen (a log
+ *   gap): the watcher drops the listing, every live name and every name
+ *   with a tombstone.
+ * - lock.mdb: the watcher compares it with the mark taken at start
  *   (store_lock_check()) before every poll's transaction; on a change it
- *   logs one line naming what happened, stops the session, and the daemon
- *   unmounts and exits 1. It closes the store only when that is safe
- *   (LMDB's close touches the reader table: not after a truncation).
- *   Requests that arrive before the session stops are answered as usual;
- *   one that lands within a poll interval of the damage can still meet it
- *   inside LMDB.
+ *   logs one line, stops the session (the daemon unmounts and exits 1), and
+ *   closes the store only when that is safe (LMDB's close touches the
+ *   reader table: not after a truncation).
  */
 #ifndef OFFLOADFS_FS_H
 #define OFFLOADFS_FS_H
