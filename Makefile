@@ -15,22 +15,28 @@ REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I.
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
-REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
+# The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
+REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
+                  $(REQ_LIBS_STORE)
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
+# The Prometheus formatter, linked into the daemon and the CLI.
+METRICS_SRC := $(wildcard metrics/*.c)
 AL_CLI_SRC := $(wildcard agentlink/cli*.c)
 AL_LIB_SRC := $(filter-out $(AL_CLI_SRC),$(wildcard agentlink/*.c))
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
+METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
-TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c)
+TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c \
+               tests/metrics/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
@@ -72,8 +78,8 @@ $(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)
 
 # The daemon reads the policy file with agentlink's own loader (fs/config.c).
-$(B)/offloadfs: $(FS_OBJ) $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
+$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -85,6 +91,9 @@ $(B)/tests/agentlink/%: tests/agentlink/%.c $(B)/libagentlink.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
+$(B)/tests/metrics/%: tests/metrics/%.c $(METRICS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(METRICS_OBJ) -lcmocka
 $(B)/tests/fs/%: tests/fs/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a -lcmocka $(REQ_LIBS_STORE)
