@@ -62,6 +62,10 @@ for i in 1 2 3 4 5 6; do put "k$i"; done          # k1, k2, k3 evicted
 m_mount "$S" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0 || { t_not_ok "mount"; t_done; }
 t_wait_until "$WAIT" has_url "$M"
 URL=$(metrics_url "$M")
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    case $(readlink "/proc/$(m_pid "$M")/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
+    *) t_not_ok "the daemon runs under memcheck" ;; esac
+fi
 t_check "the daemon logs where it serves metrics" [ -n "$URL" ]
 case $URL in http://127.0.0.1:[0-9]*/metrics) t_ok "... on the loopback address named" ;;
 *) t_not_ok "... on the loopback address named: '$URL'" ;; esac
@@ -148,6 +152,18 @@ t_eq "the daemon's own counters start again at 0" \
 t_check "promtool check metrics passes after the restart" \
     bash -c "promtool check metrics <'$T_TMP/m2' >/dev/null 2>&1"
 m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
+
+# ---- the alerts doc/operating.md gives are valid PromQL ---------------------------------
+python3 - "$T_TOP/doc/operating.md" >"$T_TMP/rules.yml" <<'PY'
+import re, sys
+exprs = re.findall(r"```promql\n(.*?)```", open(sys.argv[1]).read(), re.S)
+print("groups:\n  - name: offloadfs\n    rules:")
+for i, e in enumerate(exprs):
+    print(f"      - alert: OffloadfsDoc{i}\n        expr: |")
+    print("".join("          " + l + "\n" for l in e.strip().split("\n")))
+PY
+t_eq "doc/operating.md has the three alerts" "$(grep -c 'alert: ' "$T_TMP/rules.yml")" 3
+t_check "promtool check rules passes on them" bash -c "promtool check rules '$T_TMP/rules.yml' >/dev/null"
 
 # ---- off by default ----------------------------------------------------------------------
 m_mount "$S" "$M" "${OPTS[@]}" || { t_not_ok "mount without metrics"; t_done; }
