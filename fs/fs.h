@@ -38,6 +38,10 @@
  *   pages the kernel may be reading). Both can wait for an answer from this
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
+ * - The metrics server (-o metrics) is one more thread, libmicrohttpd's: it
+ *   never waits on the mount, reads the store in short read transactions,
+ *   and is stopped as soon as the session loop ends, before the store
+ *   closes.
  *
  * What the mount shows (beyond the contract)
  * ==========================================

@@ -429,6 +429,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     }
     notify_systemd("READY=1");
     ret = serve(se, o);
+    ofs_metrics_stop(fs); /* no scrape reads the store from here on */
     if (ofs_watch_lock_changed(fs))
         ret = 1; /* the watcher's SIGTERM is not a clean stop */
     notify_systemd("STOPPING=1");
@@ -437,7 +438,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     drain(fs);
     ofs_watch_stop(fs);
 out_prefetch:
-    ofs_metrics_stop(fs); /* before the store closes: a scrape reads it */
+    ofs_metrics_stop(fs); /* (again: a no-op) before the store closes */
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:

@@ -146,8 +146,11 @@ static int scrape(struct ofs *fs, FILE *f)
     };
     prom_store_figures sf;
     store_stats s;
-    int rc = store_stats_get(fs->st, &s); /* one short read-only transaction */
-    if (rc)
+    int rc;
+    /* lock.mdb damaged under us (fs.h): LMDB must not be touched again. */
+    if (ofs_watch_lock_changed(fs))
+        return STORE_ECORRUPT;
+    if ((rc = store_stats_get(fs->st, &s))) /* one short read-only transaction */
         return rc;
     sf = (prom_store_figures){s.entries, s.bytes, s.stored_bytes, s.max_total_bytes,
                               s.puts, s.evictions, s.removals};
