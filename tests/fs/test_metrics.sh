@@ -1,6 +1,7 @@
 #!/bin/bash
 # offloadfs -o metrics=HOST:PORT with the real tools: the exposition passes
-# promtool check metrics; a real Prometheus server started here scrapes the
+# promtool check metrics, and so does agentlink stats --prometheus, which is
+# its store part byte for byte; a real Prometheus server started here scrapes the
 # daemon every second and its HTTP API answers offloadfs_evicted_reads_total
 # equal to the evicted reads this test made; the store's counters (puts,
 # evictions) never go backwards across a daemon restart; a missing HOST or
@@ -101,6 +102,14 @@ t_check "offloadfs_build_info{version=...} 1" grep -qE '^offloadfs_build_info\{v
 t_check "the store's samples name the store" grep -q "^offloadfs_puts_total{store=\"$(realpath "$S")\"} 6$" "$T_TMP/m1"
 t_eq "every family has HELP and TYPE" \
     "$(grep -c '^# HELP ' "$T_TMP/m1") $(grep -c '^# TYPE ' "$T_TMP/m1")" "12 12"
+# agentlink stats --prometheus prints the same store part, byte for byte.
+STORE_FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_total_bytes|puts_total|evictions_total|removals_total)'
+$AGENTLINK --store "$S" stats --prometheus >"$T_TMP/cli.prom"
+t_eq "agentlink stats --prometheus: exit 0" "$?" 0
+t_check "promtool check metrics passes on agentlink stats --prometheus" \
+    bash -c "promtool check metrics <'$T_TMP/cli.prom' >/dev/null 2>&1"
+t_eq "... and it is the daemon's store part exactly" \
+    "$(grep -E "^(# (HELP|TYPE) )?$STORE_FAMILIES[ {]" "$T_TMP/m1")" "$(cat "$T_TMP/cli.prom")"
 t_eq "Content-Type is the text format 0.0.4" \
     "$(curl -s -o /dev/null -w '%{content_type}' "$URL")" "text/plain; version=0.0.4; charset=utf-8"
 t_eq "POST /metrics: 405" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL")" 405
