@@ -46,7 +46,7 @@ static void evictions_should_count_puts_and_limit_changes_that_evict(void **stat
     assert_int_equal(store_compression_set(f->st, STORE_COMPRESS_NONE), 0);
     fx_limits(f->st, 1000, 500);
     for (int i = 0; i < 5; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof k, "k%d", i);
         assert_int_equal(fx_put(f->st, "a", k, 400, (unsigned)i, NULL), 0);
     }
@@ -75,7 +75,7 @@ static void counters_should_add_up_across_processes_and_reopens(void **state)
             store *st;
             int bad = store_open(&st, f->dir, STORE_NOSYNC);
             for (int i = 0; i < 20 && !bad; i++) {
-                char k[16];
+                char k[32];
                 snprintf(k, sizeof k, "w%d-%d", w, i);
                 bad = fx_put(st, "a", k, 9000, (unsigned)(w * 100 + i), NULL);
             }
