@@ -193,6 +193,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    int err;
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
         return EROFS;
     if (ino == ROOT_INO)
@@ -201,7 +202,6 @@ static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
      * the kernel skip OPEN altogether; it then keeps the page cache too. */
     if (atomic_load(&fs->no_open))
         return ENOSYS;
-    int err;
     fi->keep_cache = 1;
     fi->noflush = 1;
     err = ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
