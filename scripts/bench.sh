@@ -533,8 +533,21 @@ EOF
         [ $((r % 2)) -eq 0 ] && without+=("$(python3 "$W/readloop.py" "$MNT" 50000)")
     done
     log "metrics: with scrapes ${with[*]}; without ${without[*]}; reads counted $(curl -s "$url" | sed -n 's/^offloadfs_reads_total{.*} //p')"
+    # What one scrape costs the daemon: CPU time (utime + stime of the
+    # whole process, all threads) over 1,000 scrapes in a row, per scrape.
+    local cpu0 cpu1 t0 t1
+    cpu0=$(awk '{print $14 + $15}' "/proc/$DAEMON/stat") t0=$EPOCHREALTIME
+    python3 - "$url" <<'EOF'
+import sys, urllib.request
+for _ in range(1000):
+    with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
+        r.read()
+EOF
+    cpu1=$(awk '{print $14 + $15}' "/proc/$DAEMON/stat") t1=$EPOCHREALTIME
     umount_store
     rm -rf "$S" "$W/m4"
+    metric "one scrape of /metrics: daemon CPU (1,000 in a row)" \
+        "$(calc "($cpu1 - $cpu0) * 1000000 / $(getconf CLK_TCK) / 1000") us ($(calc "($t1 - $t0) * 1000") us a scrape, wall, client included)" - -
     local mw mo rt
     mw=$(median "${with[@]}") mo=$(median "${without[@]}") rt=$(ratio "$mw" "$mo")
     metric "read loop through the mount (50,000 O_DIRECT preads of 64 KiB), scrape of /metrics every 100 ms vs none: ratio of medians ($(fmt "$mw") s vs $(fmt "$mo") s, $(median "${scrapes[@]}") scrapes a run)" \
