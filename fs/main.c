@@ -46,6 +46,7 @@
 struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
     char *prefetch;    /* -o prefetch=SIZE */
+    char *decode_ahead; /* -o decode_ahead=SIZE */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
@@ -53,6 +54,7 @@ struct cli {
     int has_fsname;
     int has_subtype;
     uint64_t prefetch_max; /* parsed from prefetch */
+    uint64_t decode_ahead_max; /* parsed from decode_ahead */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
@@ -60,6 +62,7 @@ enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
+    {"decode_ahead=%s", offsetof(struct cli, decode_ahead), 0},
     {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -139,6 +142,10 @@ static void help(const char *prog)
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
            "                           page cache for its first read (default 64M;\n"
            "                           0: never)\n"
+           "    -o decode_ahead=SIZE   decode up to SIZE bytes of a compressed result\n"
+           "                           ahead of a sequential reader, on a thread of\n"
+           "                           its own (default 1M; 0: decode each read's\n"
+           "                           frames as it comes, keeping none)\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -399,10 +406,14 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         goto out_store;
     }
     fs->loop_thread = pthread_self();
+    if ((rc = ofs_decode_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the decoder: %s\n", strerror(rc));
+        goto out_store;
+    }
     /* The prefetcher first: the watcher feeds it. */
     if ((rc = ofs_prefetch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the prefetcher: %s\n", strerror(rc));
-        goto out_store;
+        goto out_decode;
     }
     /* Writers wait for us only once this exists; without it, the poll
      * alone shows their writes (read-your-writes is then lost, not the
@@ -428,6 +439,8 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
 out_prefetch:
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
+out_decode:
+    ofs_decode_stop(fs); /* no read is in flight any more */
 out_store:
     store_close_unless_damaged(fs);
 out_unmount:
@@ -463,6 +476,9 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     }
     if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
         return EXIT_USAGE;
+    if (c->decode_ahead
+        && parse_size("decode_ahead", c->decode_ahead, &c->decode_ahead_max))
+        return EXIT_USAGE;
     if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
         return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
@@ -482,6 +498,7 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
     fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
+    fs->decode_ahead = c->decode_ahead ? c->decode_ahead_max : OFS_DECODE_AHEAD_DEFAULT;
     atomic_store(&fs->root_mtime_ns,
                  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 }
@@ -523,6 +540,7 @@ out:
     free(o.mountpoint);
     free(c.ns);
     free(c.prefetch);
+    free(c.decode_ahead);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

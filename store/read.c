@@ -289,6 +289,26 @@ int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
     return rc;
 }
 
+int store_version_frames(store *st, uint64_t version, uint64_t *size,
+                         uint32_t *frame_size)
+{
+    frame_row r0;
+    tx t;
+    int rc;
+    if ((rc = read_begin(st, version, &t)))
+        return rc;
+    rc = row_load(&t, version, 0, &r0);
+    if (rc == STORE_ENOTFOUND) {
+        *frame_size = 0;
+        rc = 0;
+    } else if (!rc) {
+        *frame_size = r0.frame_size;
+        *size = r0.original_size;
+    }
+    tx_abort(&t);
+    return rc;
+}
+
 struct iov_list {
     struct iovec *iov;
     size_t n, cap;
