@@ -376,6 +376,7 @@ case_ryw() {
 # zstd against one made with --compression none.
 case_compress() {
     local C=$W/corpus r cz cn f1z=() f1n=() f2z=() f2n=() pz=() pn=() p99z=() p99n=()
+    local sz4=() sn4=() lz=() ln=()
     local dz=() dn=() mz=() mn=() x
     scripts/bench/corpus.sh "$C" $((64 << 20))
     # Capacity and the file under churn: 10x the bound written, slices of
@@ -402,6 +403,19 @@ case_compress() {
             if [ $m = z ]; then pz+=("$p50"); p99z+=("$p99"); f1z+=("$(tm cat "$MNT/big")"); f2z+=("$(tm cat "$MNT/big")")
             else pn+=("$p50"); p99n+=("$p99"); f1n+=("$(tm cat "$MNT/big")"); f2n+=("$(tm cat "$MNT/big")"); fi
             umount_store
+            # Small sequential reads, each on a fresh mount: read() of 4 KiB
+            # at a time, and Python's line iteration (timed inside Python).
+            mount_store "$S"
+            if [ $m = z ]; then sz4+=("$("$BT" seqread "$MNT/big" 4096)"); else sn4+=("$("$BT" seqread "$MNT/big" 4096)"); fi
+            umount_store
+            mount_store "$S"
+            x=$(python3 -c 'import sys, time
+t = time.monotonic()
+for line in open(sys.argv[1], "rb"):
+    pass
+print(time.monotonic() - t)' "$MNT/big")
+            if [ $m = z ]; then lz+=("$x"); else ln+=("$x"); fi
+            umount_store
         done
     done
     rm -rf "$SZ" "$SN"
@@ -413,6 +427,8 @@ case_compress() {
     }
     cmp_row "cat 64 MiB of real text, first read on a fresh mount, zstd vs none" s "$(median "${f1z[@]}")" "$(median "${f1n[@]}")" 1.5
     cmp_row "cat 64 MiB of real text, second read, zstd vs none" s "$(median "${f2z[@]}")" "$(median "${f2n[@]}")" 1.1
+    cmp_row "sequential 4 KiB read()s of it on a fresh mount, zstd vs none" s "$(median "${sz4[@]}")" "$(median "${sn4[@]}")" 1.5
+    cmp_row "Python line iteration over it on a fresh mount, zstd vs none" s "$(median "${lz[@]}")" "$(median "${ln[@]}")" 1.5
     cmp_row "random 4 KiB pread of it on a fresh mount, p50, zstd vs none" us "$(median "${pz[@]}")" "$(median "${pn[@]}")" -
     cmp_row "random 4 KiB pread of it on a fresh mount, p99, zstd vs none" us "$(median "${p99z[@]}")" "$(median "${p99n[@]}")" -
     # Durable library puts of real text.

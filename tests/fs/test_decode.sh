@@ -166,17 +166,20 @@ step() {
     esac
 }
 "$M_AL" --store "$S" put k3 --file "$W/C0" >/dev/null
-bad=0 reads=0 whole=0 enodata=0
+bad=0 reads=0 whole=0 enodata=0 gone=0
+readone() { # readone R: one read of k3 by cat or Python into $T_TMP/got; prints its end
+    case $(($1 % 3)) in
+    0) if cat "$M/k3" >"$T_TMP/got" 2>"$T_TMP/err"; then echo 0
+       elif grep -q "No data available" "$T_TMP/err"; then echo ENODATA
+       else echo "cat: $(cat "$T_TMP/err")"; fi ;;
+    1) python3 "$T_TMP/pyread.py" "$M/k3" "$T_TMP/got" raw ;;
+    2) python3 "$T_TMP/pyread.py" "$M/k3" "$T_TMP/got" lines ;;
+    esac
+}
 for r in $(seq 1 36); do
     step "$r" &
     writer=$!
-    case $((r % 3)) in
-    0) if cat "$M/k3" >"$T_TMP/got" 2>"$T_TMP/err"; then end=0
-       elif grep -q "No data available" "$T_TMP/err"; then end=ENODATA
-       else end="cat: $(cat "$T_TMP/err")"; fi ;;
-    1) end=$(python3 "$T_TMP/pyread.py" "$M/k3" "$T_TMP/got" raw) ;;
-    2) end=$(python3 "$T_TMP/pyread.py" "$M/k3" "$T_TMP/got" lines) ;;
-    esac
+    end=$(readone "$r")
     wait "$writer"
     reads=$((reads + 1))
     if res=$(python3 "$T_TMP/check.py" "$W" "$T_TMP/got" "$end" 2>&1); then
@@ -184,12 +187,17 @@ for r in $(seq 1 36); do
     else
         bad=$((bad + 1)); echo "  read $r: $res"
     fi
+    case $((r % 6)) in 0|3) # removed or evicted: a read now must fail
+        end=$(readone $((r + 1)))
+        if [ "$end" = ENODATA ] && [ ! -s "$T_TMP/got" ]; then gone=$((gone + 1))
+        else bad=$((bad + 1)); echo "  read after step $r: $end, $(stat -c %s "$T_TMP/got") bytes"; fi ;;
+    esac
 done
-echo "# churn: $reads reads, $whole whole versions, $enodata ENODATA;" \
+echo "# churn: $reads reads during writes: $whole whole versions, $enodata ENODATA;" \
     "the worker met a version gone $(grep -c "decode ahead: version" "$LOG") times"
 t_eq "no read under churn gave a mix of versions or another error" "$bad" 0
 t_check "reads saw whole versions under churn" test "$whole" -gt 0
-t_check "and reads failed with ENODATA (removed, evicted) under churn" test "$enodata" -gt 0
+t_eq "reads after a removal or an eviction failed with ENODATA" "$gone" 12
 t_check "the worker decoded ahead during the churn" \
     test "$(grep -c "decoded ahead: version" "$LOG")" -gt 40
 
