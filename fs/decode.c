@@ -152,6 +152,10 @@ static int stream_reset(struct dec_stream *s, uint64_t version, uint64_t size, u
         if (s->nslot < DEC_MIN_SLOTS)
             s->nslot = DEC_MIN_SLOTS;
         need = (size_t)s->nslot * fsz;
+        if (nframes(s) <= s->nslot) { /* the whole value fits: no more than it */
+            s->nslot = (unsigned)nframes(s);
+            need = (size_t)size;
+        }
     }
     if (need > s->buf_cap || (need == 0 && s->buf)) {
         free(s->buf);

@@ -13,6 +13,9 @@
 #   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
+#   BENCH_RT=1                   run the daemon and the timed commands under
+#                                SCHED_FIFO (chrt -f 10): on a machine shared with
+#                                other work, what a quiet one would show
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -22,6 +25,7 @@ RUNS=${BENCH_RUNS:-5}
 CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
+RT=${BENCH_RT:+chrt -f 10}
 for p in "$AL" "$OFS" "$BT"; do
     [ -x "$p" ] || { echo "bench: $p is missing (run make)" >&2; exit 1; }
 done
@@ -46,7 +50,7 @@ log() { echo "bench: $*" >&2; }
 # Wall time of a command in seconds (bash's microsecond clock).
 tm() {
     local s=$EPOCHREALTIME
-    "$@" >/dev/null
+    $RT "$@" >/dev/null
     awk "BEGIN {print $EPOCHREALTIME - $s}"
 }
 
@@ -79,7 +83,7 @@ metric() {
 }
 
 mount_store() { # mount_store STORE [NS]
-    "$OFS" -f -o "namespace=${2:-default},prefetch=64M" "$1" "$MNT" 2>"$W/daemon.log" &
+    $RT "$OFS" -f -o "namespace=${2:-default},prefetch=64M" "$1" "$MNT" 2>"$W/daemon.log" &
     DAEMON=$!
     for _ in $(seq 500); do mountpoint -q "$MNT" && return 0; sleep 0.01; done
     log "mount failed"; cat "$W/daemon.log" >&2; exit 1
@@ -397,7 +401,7 @@ case_compress() {
         for m in z n; do
             local S=$SZ; [ $m = n ] && S=$SN
             mount_store "$S"
-            read -r x p50 p99 < <("$BT" preads "$MNT/big" 2000 4096)
+            read -r x p50 p99 < <($RT "$BT" preads "$MNT/big" 2000 4096)
             umount_store
             mount_store "$S"
             if [ $m = z ]; then pz+=("$p50"); p99z+=("$p99"); f1z+=("$(tm cat "$MNT/big")"); f2z+=("$(tm cat "$MNT/big")")
@@ -406,10 +410,11 @@ case_compress() {
             # Small sequential reads, each on a fresh mount: read() of 4 KiB
             # at a time, and Python's line iteration (timed inside Python).
             mount_store "$S"
-            if [ $m = z ]; then sz4+=("$("$BT" seqread "$MNT/big" 4096)"); else sn4+=("$("$BT" seqread "$MNT/big" 4096)"); fi
+            x=$($RT "$BT" seqread "$MNT/big" 4096)
+            if [ $m = z ]; then sz4+=("$x"); else sn4+=("$x"); fi
             umount_store
             mount_store "$S"
-            x=$(python3 -c 'import sys, time
+            x=$($RT python3 -c 'import sys, time
 t = time.monotonic()
 for line in open(sys.argv[1], "rb"):
     pass
@@ -515,6 +520,7 @@ BEGIN_MARK='<!-- bench.sh: table begins -->' END_MARK='<!-- bench.sh: table ends
     echo "Made by \`make bench\` on $(date -u +%Y-%m-%d) in $((EPOCHSECONDS - START)) s: $(nproc) cores,"
     echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr),"
     echo "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), load average $LOAD0 at the start, $LOAD1 at the end."
+    [ -n "$RT" ] && echo "BENCH_RT: the daemon and the timed commands ran under SCHED_FIFO (\`$RT\`)."
     echo "Medians of $RUNS interleaved runs; ratio = offloadfs / plain files in the same run; the"
     echo "store and the disk directory live on the root disk. Times in seconds."
     echo

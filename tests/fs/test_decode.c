@@ -118,6 +118,30 @@ static void decode_read_should_give_exact_bytes_sequential_and_random(void **sta
     free(want);
 }
 
+static void decode_read_should_read_values_smaller_than_a_ring(void **state)
+{
+    struct dfx *d = *state;
+    static const size_t sizes[] = {300, 65536, 65537, 200000};
+    struct got g = {malloc(300000), 0};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *want = text(sizes[i], 10 + (unsigned)i);
+        char key[16];
+        store_entry e;
+        snprintf(key, sizeof key, "s%zu", i);
+        assert_int_equal(store_put(d->f->st, NULL, key, want, sizes[i], NULL, &e), 0);
+        uint64_t size;
+        uint32_t fsz;
+        assert_int_equal(store_version_frames(d->f->st, e.version, &size, &fsz), 0);
+        assert_int_equal(fsz, 65536); /* compressed: the decoder serves it */
+        for (uint64_t off = 0; off < sizes[i]; off += 4093) {
+            assert_int_equal(dread(&d->fs, e.version, off, 70000, &g), 0);
+            expect_bytes(&g, want, sizes[i], off, 70000);
+        }
+        free(want);
+    }
+    free(g.buf);
+}
+
 static void decode_read_should_leave_raw_values_and_the_end_to_the_plain_way(void **state)
 {
     struct dfx *d = *state;
@@ -251,6 +275,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(decode_read_should_give_exact_bytes_sequential_and_random,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(decode_read_should_read_values_smaller_than_a_ring,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             decode_read_should_leave_raw_values_and_the_end_to_the_plain_way, setup, teardown),
