@@ -13,6 +13,8 @@
 #   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
+#   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
+#                                settings, e.g. decode_ahead=0)
 #   BENCH_RT=1                   run the daemon and the timed commands under
 #                                SCHED_FIFO (chrt -f 10): on a machine shared with
 #                                other work, what a quiet one would show
@@ -83,7 +85,8 @@ metric() {
 }
 
 mount_store() { # mount_store STORE [NS]
-    $RT "$OFS" -f -o "namespace=${2:-default},prefetch=64M" "$1" "$MNT" 2>"$W/daemon.log" &
+    $RT "$OFS" -f -o "namespace=${2:-default},prefetch=64M${BENCH_OFS_OPTS:+,$BENCH_OFS_OPTS}" "$1" "$MNT" \
+        2>"$W/daemon.log" &
     DAEMON=$!
     for _ in $(seq 500); do mountpoint -q "$MNT" && return 0; sleep 0.01; done
     log "mount failed"; cat "$W/daemon.log" >&2; exit 1
@@ -521,6 +524,7 @@ BEGIN_MARK='<!-- bench.sh: table begins -->' END_MARK='<!-- bench.sh: table ends
     echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr),"
     echo "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), load average $LOAD0 at the start, $LOAD1 at the end."
     [ -n "$RT" ] && echo "BENCH_RT: the daemon and the timed commands ran under SCHED_FIFO (\`$RT\`)."
+    [ -n "${BENCH_OFS_OPTS:-}" ] && echo "BENCH_OFS_OPTS: every mount had \`-o $BENCH_OFS_OPTS\`."
     echo "Medians of $RUNS interleaved runs; ratio = offloadfs / plain files in the same run; the"
     echo "store and the disk directory live on the root disk. Times in seconds."
     echo
