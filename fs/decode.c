@@ -2,15 +2,20 @@
  * decodes ahead of a sequential reader, and the frames decoded last are kept
  * for the next read of the same frame.
  *
- * Why: without it, a FUSE read of a compressed result waits for the daemon
- * to decode its frames (about 27 us of CPU per 64 KiB frame here), then for
- * the copy into the page cache; the reader and the kernel wait meanwhile and
- * the second core idles. A `cat` of 64 MiB took 2x as long as from a raw
- * store. Decoding frame N + 1 while the kernel copies frame N moves the
- * decode off the reader's path; doc/design.md ("Reading compressed results")
- * has the measurements. And a random 4 KiB pread arrives as two FUSE reads
- * of the same frame (the page it wants, then the kernel's readahead of the
- * next one): the second finds the frame decoded.
+ * Why: a read of a compressed result decodes whole 64 KiB frames (about
+ * 27 us of CPU each here). Two things cost more than the decode itself:
+ * - Frames decoded twice. A reader of small pieces (read() of 4 KiB, sed,
+ *   head) gets its bytes from the kernel's readahead, which ramps up with
+ *   16, 32 and 64 KiB requests and then asks for 128 KiB at 112 KiB + k x
+ *   128 KiB: every request cuts two frames, and each cut frame was decoded
+ *   once for each request (the daemon's CPU for 64 MiB: 63 ms, against
+ *   44 ms for cat's frame-aligned 256 KiB requests). Kept frames are
+ *   decoded once.
+ * - Decoding on the reader's path. The worker decodes the frames after a
+ *   sequential read while the kernel copies this one, on the other core
+ *   when it is free.
+ * doc/design.md ("Reading compressed results") has what was measured and
+ * tried; on two busy cores the decode's CPU is what is left.
  *
  * How: a small table of streams, one per value being read (by inode, that
  * is by version: with FUSE_CAP_NO_OPEN_SUPPORT there is no open file to hang

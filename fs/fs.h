@@ -7,7 +7,9 @@
  * ops.c holds the FUSE low-level handlers; watch.c runs the change watcher
  * that tells the kernel what to forget when another process writes the
  * store; wake.c holds the socket through which writers wake the watcher
- * and wait for it (read-your-writes).
+ * and wait for it (read-your-writes); decode.c serves reads of
+ * compressed results from decoded frames, decoding ahead of sequential
+ * readers.
  *
  * Caveats
  * =======
@@ -37,6 +39,8 @@
  *   pages the kernel may be reading). Both can wait for an answer from this
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
+ *   The decoder's worker (decode.c) waits on nothing but the store, and is
+ *   joined after the session has ended.
  *
  * What the mount shows (beyond the contract)
  * ==========================================
