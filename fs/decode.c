@@ -203,6 +203,8 @@ static struct dec_stream *stream_get(struct ofs *fs, uint64_t version)
     }
     if (!victim || stream_reset(victim, version, size, fsz))
         return NULL;
+    victim->used = ++d->tick;
+    victim->last_ms = now_ms();
     return victim;
 }
 
@@ -239,10 +241,10 @@ static void unpin(struct dec_stream *s, uint64_t i0, uint64_t i1)
 }
 
 /* Pins the slots of frames I0..I1 of S (of its current version), each
- * holding its frame: waits for
- * the worker on a frame it is decoding, decodes the others here. Called
- * with the lock held. Returns 0 (all pinned), DEC_FALLBACK (a slot is held
- * by another read for another frame: nothing pinned) or a store code from
+ * holding its frame: waits for the worker on a frame it is decoding,
+ * decodes the others here, in order. Called with the lock held. Returns 0
+ * (all pinned), DEC_FALLBACK (a slot is held by another read for another
+ * frame, or S went to another value: nothing pinned) or a store code from
  * decoding (nothing pinned). */
 static int pin_frames(struct ofs *fs, struct dec_stream *s, uint64_t i0, uint64_t i1)
 {
@@ -254,8 +256,8 @@ static int pin_frames(struct ofs *fs, struct dec_stream *s, uint64_t i0, uint64_
         struct dec_slot *sl = &s->slot[f % s->nslot];
         if (sl->state == SLOT_BUSY) {
             pthread_cond_wait(&d->done, &d->lock);
-            /* Holding no pin yet, S may have been given to another value
-             * meanwhile. */
+            /* Unless it holds a pin already, S may have gone to another
+             * value (or been freed) meanwhile. */
             if (s->version != version) {
                 rc = DEC_FALLBACK;
                 break;
