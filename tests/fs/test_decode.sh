@@ -11,6 +11,7 @@
 #     over and over while a writer replaces it, removes it and evicts it
 #     with other results: every read is all of one version, or fails with
 #     ENODATA (bytes read before it: a prefix of one version), never a mix.
+#  3. -o decode_ahead: a bad size is a usage error; 0 turns the decoder off.
 # Under make test-valgrind the daemon runs under memcheck too.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mountlib.sh"
@@ -202,4 +203,14 @@ t_check "the worker decoded ahead during the churn" \
     test "$(grep -c "decoded ahead: version" "$LOG")" -gt 40
 
 m_umount "$M"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
+
+# ---- 3. -o decode_ahead ------------------------------------------------------
+t_rc "-o decode_ahead=abc: usage error" 2 "$M_FS" -f -o decode_ahead=abc "$S" "$T_TMP"
+t_check "-o decode_ahead=abc: the message names it" grep -q "decode_ahead 'abc'" "$T_TMP/err"
+"$M_AL" --store "$S" put k4 --file "$W/C1" >/dev/null
+M0=$T_TMP/mnt0
+m_mount "$S" "$M0" -d -o prefetch=0,decode_ahead=0 || t_not_ok "mount with -o decode_ahead=0"
+t_check "-o decode_ahead=0: reads are exact" cmp -s "$M0/k4" "$W/C1"
+t_eq "-o decode_ahead=0: nothing decoded ahead" "$(grep -c "decoded ahead" "$M0.log")" 0
+m_umount "$M0"; t_eq "daemon exits 0 after fusermount3 -u" "$?" "0"
 t_done
