@@ -243,7 +243,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
     struct ofs *fs = ofs_from_req(req);
     struct read_reply r = {req, 0, 0};
-    int rc;
+    int rc, served;
     (void)fi;
     if (ino == ROOT_INO) {
         fuse_reply_err(req, EISDIR);
@@ -253,7 +253,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, EINVAL);
         return;
     }
-    rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
+    /* A compressed value's frames come decoded, often ahead (decode.c). */
+    rc = ofs_decode_read(fs, ino, (uint64_t)off, size, read_send, &r, &served);
+    if (!served)
+        rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
     if (rc)
         OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
                   (uint64_t)ino, (intmax_t)off, store_strerror(rc));

@@ -34,6 +34,7 @@
 
 #include "store/store.h"
 #include "store/record.h"
+#include "store/frame.h"
 #include "store/verify.h"
 
 #include <lmdb.h>
@@ -59,6 +60,12 @@ struct zscratch {
     size_t frame_cap;
     unsigned char *out;   /* decoded bytes for store_read_iov()'s callback */
     size_t out_cap;
+    /* The frame table row this set checked last (read.c): a row of the
+     * same bytes, as row ROW_J, decodes to ROW again. */
+    size_t row_len;       /* 0: none */
+    uint32_t row_j;
+    frame_row row;        /* its entries pointer is not kept */
+    unsigned char row_bytes[4 + FRAME_ROW_MAX];
     struct zscratch *next;
 };
 
