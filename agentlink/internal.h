@@ -52,6 +52,44 @@ void al_buf_add_printable(al_buf *b, const char *s, size_t n);
  * Refuses files over LIMIT bytes with EFBIG. */
 int al_file_read(const char *path, size_t limit, char **out, size_t *len);
 
+/* ---- settings (settings.c) -------------------------------------------------
+ * The store, the namespace and the mount a program works with, resolved in
+ * one place for the library, the CLI, the MCP proxy and the daemon: flag >
+ * environment ($OFFLOADFS_STORE, $OFFLOADFS_NAMESPACE, $OFFLOADFS_MOUNT; an
+ * empty variable counts as unset) > policy file ("namespace", "mount") >
+ * default (the contract's store directory, "default", /large_tool_results).
+ * See doc/contract.md. */
+
+/* Where a setting came from. */
+enum { AL_FROM_FLAG, AL_FROM_ENV, AL_FROM_POLICY, AL_FROM_DEFAULT };
+
+typedef struct al_settings {
+    const char *ns, *mount;     /* never NULL after al_settings_resolve() */
+    const char *store;          /* flag or environment, else NULL: see owned */
+    int store_from, ns_from, mount_from; /* AL_FROM_* */
+    char *owned;                /* the default store directory, when computed */
+} al_settings;
+
+/* Resolves into S the store, namespace and mount from the flags DIR, NS
+ * and MOUNT (NULL: not given), the environment and the policy POL (NULL:
+ * the built-in one, which names neither). The strings point into the
+ * arguments, the environment or POL, or into S (owned): valid while those
+ * are, and until al_settings_release(S). Nothing is checked here (a
+ * namespace that breaks the key rules, a relative mount): the callers say
+ * which setting is at fault. Returns 0; EINVAL when the store is the
+ * default one and no home directory can be found (then al_settings_store()
+ * is NULL; ns and mount are set); ENOMEM. Call al_settings_release(S)
+ * whatever it returned. */
+int al_settings_resolve(al_settings *s, const char *dir, const char *ns, const char *mount,
+                        const al_policy *pol);
+
+/* The store directory S resolved (as given, not made absolute), or NULL
+ * when al_settings_resolve() could not find the default one. */
+const char *al_settings_store(const al_settings *s);
+
+/* Frees what S owns. S may be zeroed or resolved. */
+void al_settings_release(al_settings *s);
+
 /* al_store_open(), whose handle checks every page of data.mdb when it opens
  * the store when FULL (what al_store_open does: a library handle may live
  * long), else only the quick check (store_open without STORE_VERIFY): for
