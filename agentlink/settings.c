@@ -30,7 +30,7 @@ static char *join(const char *a, const char *b)
     return out;
 }
 
-/* The default store directory of the contract into *OUT (yours). */
+/* The default store directory (doc/contract.md) into *OUT (yours). */
 static int default_dir(char **out)
 {
     const char *x;

@@ -38,8 +38,8 @@
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
  *
- * What the mount shows (beyond the contract)
- * ==========================================
+ * What the mount shows (beyond doc/contract.md)
+ * ============================================
  * - The root lists "." and ".." and then the live keys in byte order, with
  *   d_type DT_REG. Directory offsets are ordinal positions; a handle resumes
  *   after the last key it sent, and a seek elsewhere rescans from the start.

@@ -27,7 +27,8 @@ int cli_load_policy(const opts *o, al_policy **pol)
 
 /* ---- fault guard -------------------------------------------------------
  * Each command is a process of its own, so it opens the store with the
- * quick page check (al_store_quick): a damaged page deeper in a tree can
+ * quick page check (al_store_open_checked(..., 0), not the walk of every
+ * page al_store_open makes): a damaged page deeper in a tree can
  * still stop LMDB with SIGSEGV, SIGBUS, SIGFPE or an assertion (SIGABRT). Then the
  * handler prints what happened, in the words of STORE_ECORRUPT, and exits
  * 1; a write transaction that did not commit leaves the store as it was. */
