@@ -2,8 +2,8 @@
  * the offload policy, arm the fault guard, open the store. */
 #include "agentlink/cli/cli.h"
 
-#include <signal.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
