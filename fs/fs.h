@@ -47,7 +47,7 @@
  *   never waits on the mount, reads the store in short read transactions,
  *   and is stopped as soon as the session loop ends, before the store
  *   closes.
- *   The decoder's worker (decode.c) waits on nothing but the store, and is
+ * - The decoder's worker (decode.c) waits on nothing but the store, and is
  *   joined after the session has ended.
  *
  * Invariants of the handlers and threads

@@ -533,7 +533,7 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 }
 
 /* The answer for a name that is not one of ours: ENODATA in the user
- * namespace (the contract's "unknown name"), EOPNOTSUPP elsewhere
+ * namespace (doc/contract.md's "unknown name"), EOPNOTSUPP elsewhere
  * (security.*, system.posix_acl_*, trusted.*): this filesystem has no
  * labels and no ACLs at all. ls -l asks every file for security.selinux and
  * system.posix_acl_access, and stops asking for the rest of the device after

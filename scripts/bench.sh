@@ -131,7 +131,7 @@ case_cat() {
     for r in $(seq "$RUNS"); do
         mount_store "$S"
         "$AL" put --store "$S" "big$r" --file "$W/data64" >/dev/null
-        sleep 0.5 # the change watcher polls every 20 ms; the contract allows 1 s
+        sleep 0.5 # the change watcher polls every 20 ms; doc/contract.md allows 1 s
         f1o+=("$(tm cat "$MNT/big$r")"); f2o+=("$(tm cat "$MNT/big$r")")
         cat "$W/data64" >"$TMPFS/big$r"
         f1t+=("$(tm cat "$TMPFS/big$r")"); f2t+=("$(tm cat "$TMPFS/big$r")")
