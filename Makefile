@@ -106,9 +106,12 @@ $(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(B)/libagentlink.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmcp.a $(B)/libagentlink.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
-$(B)/tests/fs/%: tests/fs/%.c $(B)/libstore.a
+# The daemon's parts that run without a mount (fs/decode.c), over the store.
+FS_UNIT_OBJ := $(B)/obj/fs/decode.o
+$(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a -lcmocka $(REQ_LIBS_STORE)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a -lcmocka \
+	  -lfuse3 $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)

@@ -214,7 +214,7 @@ typedef struct al_preview {
 #define AL_OFFLOAD_OVER_BYTES 3
 #define AL_OFFLOAD_OVER_TOKENS 4 /* tokens = ceil(chars / 4) */
 
-/* Loads the policy file PATH (the contract's JSON). PATH NULL means
+/* Loads the policy file PATH (the JSON of doc/contract.md). PATH NULL means
  * $OFFLOADFS_CONFIG when it is set and not empty, else the built-in
  * default; PATH "" means the built-in default: no mount, no namespace,
  * preview 5/5/1000, rules [{"tools": ["*"], "offload": {"over_bytes": 32768}}].

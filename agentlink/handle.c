@@ -1,5 +1,5 @@
-/* handle.c -- the al_store handle over the store: resolution of store,
- * namespace and mount, put/get/stat/list/remove, drop-referenced, offload.
+/* handle.c -- the al_store handle over the store: open (over the settings
+ * settings.c resolves), put/get/stat/list/remove, drop-referenced, offload.
  *
  * The handle opens LMDB lazily and checks, before each call, that the
  * data file it opened is still the one in the directory (device and inode):
@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,34 +36,6 @@ static char *join(const char *a, const char *b)
     al_buf_adds(&buf, b);
     al_buf_detach(&buf, &out, NULL);
     return out;
-}
-
-static const char *env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
-/* The default store directory of the contract. */
-static int default_dir(char **out)
-{
-    const char *x;
-    *out = NULL;
-    if (geteuid() == 0) {
-        *out = strdup("/var/lib/offloadfs");
-    } else if ((x = env("XDG_STATE_HOME")) && x[0] == '/') {
-        *out = join(x, "/offloadfs");
-    } else {
-        const char *home = env("HOME");
-        if (!home) {
-            struct passwd *pw = getpwuid(geteuid());
-            home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
-        }
-        if (!home)
-            return EINVAL;
-        *out = join(home, "/.local/state/offloadfs");
-    }
-    return *out ? 0 : ENOMEM;
 }
 
 /* *OUT = DIR made absolute against the working directory (DIR itself when
@@ -135,8 +106,9 @@ int al_store_open(al_store **out, const char *dir, const char *ns,
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full)
 {
-    al_store *h;
-    int rc;
+    al_settings set = {0};
+    al_store *h = NULL;
+    int rc, set_rc;
     size_t n;
 
     if (!out)
@@ -144,39 +116,27 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     *out = NULL;
     if (dir && !*dir)
         return EINVAL;
-    if (!ns)
-        ns = env("OFFLOADFS_NAMESPACE");
-    if (!ns)
-        ns = al_policy_namespace(pol);
-    if (!ns)
-        ns = STORE_DEFAULT_NAMESPACE;
-    if ((rc = store_name_check(ns, strlen(ns))))
-        return al_err_from_store(rc);
-    if (!mount)
-        mount = env("OFFLOADFS_MOUNT");
-    if (!mount)
-        mount = al_policy_mount(pol);
-    if (!mount)
-        mount = "/large_tool_results";
-    if (mount[0] != '/')
-        return AL_EMOUNT;
+    /* The name and the mount are refused first, whatever the store. */
+    set_rc = al_settings_resolve(&set, dir, ns, mount, pol);
+    if ((rc = store_name_check(set.ns, strlen(set.ns)))) {
+        rc = al_err_from_store(rc);
+        goto done;
+    }
+    if (set.mount[0] != '/') {
+        rc = AL_EMOUNT;
+        goto done;
+    }
+    if ((rc = set_rc)) /* no default store: HOME unset; or ENOMEM */
+        goto done;
 
+    rc = ENOMEM;
     h = calloc(1, sizeof *h);
     if (!h)
-        return ENOMEM;
+        goto done;
     pthread_mutex_init(&h->mu, NULL);
     h->verify = full ? STORE_VERIFY : 0;
-    rc = ENOMEM;
-    if (!dir)
-        dir = env("OFFLOADFS_STORE");
-    if (dir) {
-        if (!(h->dir = strdup(dir)))
-            goto fail;
-    } else if ((rc = default_dir(&h->dir))) {
-        goto fail;
-    }
-    rc = ENOMEM;
-    if (!(h->ns = strdup(ns)) || !(h->mount = strdup(mount)))
+    if (!(h->dir = strdup(al_settings_store(&set))) || !(h->ns = strdup(set.ns)) ||
+        !(h->mount = strdup(set.mount)))
         goto fail;
     n = strlen(h->mount);
     while (n > 1 && h->mount[n - 1] == '/')
@@ -192,9 +152,12 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     if (rc && rc != AL_ENOSTORE)
         goto fail;
     *out = h;
+    al_settings_release(&set);
     return 0;
 fail:
     al_store_close(h);
+done:
+    al_settings_release(&set);
     return rc;
 }
 

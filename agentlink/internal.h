@@ -1,4 +1,8 @@
-/* internal.h -- helpers shared by the agentlink sources. Not installed. */
+/* internal.h -- helpers shared by the agentlink sources, and by the programs
+ * built on the library's static archive (the command, the MCP proxy, the
+ * daemon's fs/config.c, the tests). Not installed, and not exported by
+ * libagentlink.so: everything declared here is hidden (the pragma below),
+ * so the shared library's exports are exactly agentlink.h. */
 #ifndef OFFLOADFS_AGENTLINK_INTERNAL_H
 #define OFFLOADFS_AGENTLINK_INTERNAL_H
 
@@ -7,6 +11,9 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
 
 /* A growable byte buffer. Once an allocation fails, every later add is a
  * no-op and failed stays set, so callers check once at the end. */
@@ -26,15 +33,17 @@ void al_buf_addf(al_buf *b, const char *fmt, ...)
 int al_buf_detach(al_buf *b, char **out, size_t *outlen);
 void al_buf_release(al_buf *b);
 
-/* Length of the valid UTF-8 sequence at S (N > 0 bytes left), or 0 when
- * the byte at S does not start one. *CP (may be NULL) gets the code point. */
-
 /* Counts characters as al_text_info() does, over a buffer that grows:
  * decodes the LEN bytes at DATA from *POS on and adds the characters to
  * *CHARS, stopping where fewer than 4 bytes are left (a sequence may be
  * incomplete there) unless FINAL (the buffer holds the whole text). Call
  * again with the same *POS and *CHARS after the buffer grew. */
 void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, int final);
+
+/* The SHA-256 (FIPS 180-4) of the LEN bytes at DATA, as 64 lowercase hex
+ * digits and a NUL into HEX. Cannot fail. (key.c: what al_key_derive()
+ * hashes with; the tests check it against the FIPS vectors.) */
+void al_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* Converts a store error code into the AL_E* code at the same offset;
  * errno values and 0 pass through. The one place that translates. */
@@ -52,6 +61,44 @@ void al_buf_add_printable(al_buf *b, const char *s, size_t n);
  * Refuses files over LIMIT bytes with EFBIG. */
 int al_file_read(const char *path, size_t limit, char **out, size_t *len);
 
+/* ---- settings (settings.c) -------------------------------------------------
+ * The store, the namespace and the mount a program works with, resolved in
+ * one place for the library, the CLI, the MCP proxy and the daemon: flag >
+ * environment ($OFFLOADFS_STORE, $OFFLOADFS_NAMESPACE, $OFFLOADFS_MOUNT; an
+ * empty variable counts as unset) > policy file ("namespace", "mount") >
+ * default (doc/contract.md's store directory, "default", /large_tool_results).
+ * See doc/contract.md. */
+
+/* Where a setting came from. */
+enum { AL_FROM_FLAG, AL_FROM_ENV, AL_FROM_POLICY, AL_FROM_DEFAULT };
+
+typedef struct al_settings {
+    const char *ns, *mount;     /* never NULL after al_settings_resolve() */
+    const char *store;          /* flag or environment, else NULL: see owned */
+    int store_from, ns_from, mount_from; /* AL_FROM_* */
+    char *owned;                /* the default store directory, when computed */
+} al_settings;
+
+/* Resolves into S the store, namespace and mount from the flags DIR, NS
+ * and MOUNT (NULL: not given), the environment and the policy POL (NULL:
+ * the built-in one, which names neither). The strings point into the
+ * arguments, the environment or POL, or into S (owned): valid while those
+ * are, and until al_settings_release(S). Nothing is checked here (a
+ * namespace that breaks the key rules, a relative mount): the callers say
+ * which setting is at fault. Returns 0; EINVAL when the store is the
+ * default one and no home directory can be found (then al_settings_store()
+ * is NULL; ns and mount are set); ENOMEM. Call al_settings_release(S)
+ * whatever it returned. */
+int al_settings_resolve(al_settings *s, const char *dir, const char *ns, const char *mount,
+                        const al_policy *pol);
+
+/* The store directory S resolved (as given, not made absolute), or NULL
+ * when al_settings_resolve() could not find the default one. */
+const char *al_settings_store(const al_settings *s);
+
+/* Frees what S owns. S may be zeroed or resolved. */
+void al_settings_release(al_settings *s);
+
 /* al_store_open(), whose handle checks every page of data.mdb when it opens
  * the store when FULL (what al_store_open does: a library handle may live
  * long), else only the quick check (store_open without STORE_VERIFY): for
@@ -60,5 +107,7 @@ int al_file_read(const char *path, size_t limit, char **out, size_t *len);
  * damaged page into a clear error instead (cli/setup.c). */
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
+
+#pragma GCC visibility pop
 
 #endif

@@ -108,8 +108,6 @@ static void sha256_final(sha256 *s, unsigned char out[32])
     }
 }
 
-/* Exposed for the tests (declared there): hex of the full digest. */
-void al_sha256_hex(const void *data, size_t len, char hex[65]);
 void al_sha256_hex(const void *data, size_t len, char hex[65])
 {
     static const char digits[] = "0123456789abcdef";

@@ -1,4 +1,4 @@
-/* policy.c -- the offload policy: the contract's JSON, parsed with cJSON,
+/* policy.c -- the offload policy: the JSON of doc/contract.md, parsed with cJSON,
  * and the rule that decides whether a result leaves the conversation.
  *
  * The parser is strict on purpose: a typo in a field name would otherwise

@@ -1,6 +1,6 @@
-/* config.c -- the namespace the daemon shows, chosen as agentlink chooses
- * it: -o namespace= > $OFFLOADFS_NAMESPACE > the policy file's "namespace"
- * ($OFFLOADFS_CONFIG) > "default".
+/* config.c -- the namespace the daemon shows, chosen by agentlink's own
+ * resolution (al_settings_resolve): -o namespace= > $OFFLOADFS_NAMESPACE >
+ * the policy file's "namespace" ($OFFLOADFS_CONFIG) > "default".
  *
  * The pointer text agentlink offload prints names MOUNT/KEY for the
  * namespace it wrote into; a daemon that resolved the namespace any other
@@ -12,7 +12,7 @@
  * environment decides the namespace. There is no --config flag: the
  * daemon's command line is FUSE's. */
 #include "fs/fs.h"
-#include "agentlink/agentlink.h"
+#include "agentlink/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@
 int ofs_namespace_resolve(char **ns)
 {
     al_policy *pol = NULL;
+    al_settings set;
     char *err = NULL;
-    const char *env = getenv("OFFLOADFS_NAMESPACE"), *pick;
     int rc = al_policy_load(&pol, NULL, &err); /* NULL: $OFFLOADFS_CONFIG, else none */
 
     if (rc == AL_ECONFIG) {
@@ -35,9 +35,12 @@ int ofs_namespace_resolve(char **ns)
         return 1;
     }
     if (!*ns) {
-        pick = env && *env ? env : al_policy_namespace(pol);
-        if (!(*ns = strdup(pick ? pick : STORE_DEFAULT_NAMESPACE)))
+        /* Only the namespace is used: the store is the daemon's argument,
+         * so a default store that cannot be found does not matter. */
+        al_settings_resolve(&set, NULL, NULL, NULL, pol);
+        if (!(*ns = strdup(set.ns)))
             fprintf(stderr, "offloadfs: out of memory\n");
+        al_settings_release(&set);
     }
     al_policy_free(pol);
     return *ns ? 0 : 1;

@@ -11,6 +11,9 @@
  * thread acting as another user (a root daemon's changes in a user's
  * STORE/wake are made as that user); metrics.c serves GET /metrics
  * (-o metrics=HOST:PORT) from the counters the handlers keep.
+ * and wait for it (read-your-writes); decode.c serves reads of
+ * compressed results from decoded frames, decoding ahead of sequential
+ * readers.
  *
  * Caveats
  * =======
@@ -44,6 +47,8 @@
  *   never waits on the mount, reads the store in short read transactions,
  *   and is stopped as soon as the session loop ends, before the store
  *   closes.
+ * - The decoder's worker (decode.c) waits on nothing but the store, and is
+ *   joined after the session has ended.
  *
  * Invariants of the handlers and threads
  * ======================================
@@ -214,6 +219,8 @@ struct ofs_metrics {
 /* The daemon state: one per mount, reached from a request through
  * ofs_from_req(). Set up by main.c before the session loop starts; only the
  * atomics change afterwards. */
+struct ofs_decode; /* decode.c */
+
 struct ofs {
     store *st;                  /* opened after daemonizing */
     const char *ns;             /* namespace shown by this mount */
@@ -236,6 +243,8 @@ struct ofs {
     struct ofs_prefetch prefetch;
     struct ofs_counters count;
     struct ofs_metrics metrics;
+    uint64_t decode_ahead;      /* -o decode_ahead=SIZE; 0: no decoding ahead */
+    struct ofs_decode *decode;  /* decode.c's state; NULL when off */
 };
 
 /* The daemon state of a request. Never NULL inside a handler. */
@@ -418,5 +427,36 @@ void ofs_prefetch_add(struct ofs *fs, const char *key, uint64_t version);
 void ofs_prefetch_stop_begin(struct ofs *fs);
 int ofs_prefetch_done(struct ofs *fs);
 void ofs_prefetch_stop(struct ofs *fs);
+
+/* ---- decode.c -------------------------------------------------------- */
+
+/* Bytes decoded ahead of a sequential reader of a compressed result
+ * (-o decode_ahead=SIZE), by default. */
+#define OFS_DECODE_AHEAD_DEFAULT (1ull << 20)
+
+/* Starts the decoder (a worker thread and its table of streams, memory on
+ * first use) for FS when fs->decode_ahead is not 0; fs->st must be open.
+ * Returns 0 (fs->decode set, or NULL when off) or an errno value. */
+int ofs_decode_start(struct ofs *fs);
+
+/* Serves a read of LEN bytes at OFF of VERSION (an inode of FS) from
+ * decoded frames when VERSION is compressed: hands FN the bytes as pieces
+ * of the decoder's buffers (valid during the call only, all of VERSION)
+ * and sets *SERVED. Leaves *SERVED 0 and returns 0 when the read is for the
+ * plain way (store_read_iov()): the decoder is off, the value is stored
+ * raw or is gone (the plain way tells which error), OFF is at or past the
+ * end, the read spans more frames than a stream holds, or its frames are
+ * held by other reads. A sequential read (from 0, or where the last read
+ * of VERSION ended) also sets the worker decoding up to
+ * fs->decode_ahead bytes past its end; any other read stops that.
+ * Returns (with *SERVED 1) 0, what FN returned, or a store code: STORE_EGONE
+ * (VERSION replaced, evicted or removed), STORE_ECORRUPT, LMDB failures,
+ * ENOMEM. Safe from any number of threads. */
+int ofs_decode_read(struct ofs *fs, uint64_t version, uint64_t off, size_t len,
+                    store_iov_fn fn, void *ctx, int *served);
+
+/* Stops and joins the worker and frees the decoder; safe when it never
+ * started. Call after the session loop has ended (no read in flight). */
+void ofs_decode_stop(struct ofs *fs);
 
 #endif

@@ -47,6 +47,7 @@ struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
     char *prefetch;    /* -o prefetch=SIZE */
     char *metrics;     /* -o metrics=HOST:PORT */
+    char *decode_ahead; /* -o decode_ahead=SIZE */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
@@ -54,6 +55,7 @@ struct cli {
     int has_fsname;
     int has_subtype;
     uint64_t prefetch_max; /* parsed from prefetch */
+    uint64_t decode_ahead_max; /* parsed from decode_ahead */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
@@ -62,6 +64,7 @@ static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
     {"metrics=%s", offsetof(struct cli, metrics), 0},
+    {"decode_ahead=%s", offsetof(struct cli, decode_ahead), 0},
     {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -145,6 +148,10 @@ static void help(const char *prog)
            "                           (off by default; name the address: 127.0.0.1:PORT\n"
            "                           for this host only, 0.0.0.0:PORT for every\n"
            "                           interface; PORT 0: any free port, logged)\n"
+           "    -o decode_ahead=SIZE   decode up to SIZE bytes of a compressed result\n"
+           "                           ahead of a sequential reader, on a thread of\n"
+           "                           its own (default 1M; 0: decode each read's\n"
+           "                           frames as it comes, keeping none)\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -405,10 +412,14 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         goto out_store;
     }
     fs->loop_thread = pthread_self();
+    if ((rc = ofs_decode_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the decoder: %s\n", strerror(rc));
+        goto out_store;
+    }
     /* The prefetcher first: the watcher feeds it. */
     if ((rc = ofs_prefetch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the prefetcher: %s\n", strerror(rc));
-        goto out_store;
+        goto out_decode;
     }
     /* Writers wait for us only once this exists; without it, the poll
      * alone shows their writes (read-your-writes is then lost, not the
@@ -441,6 +452,8 @@ out_prefetch:
     ofs_metrics_stop(fs); /* (again: a no-op) before the store closes */
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
+out_decode:
+    ofs_decode_stop(fs); /* no read is in flight any more */
 out_store:
     store_close_unless_damaged(fs);
 out_unmount:
@@ -476,6 +489,9 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     }
     if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
         return EXIT_USAGE;
+    if (c->decode_ahead
+        && parse_size("decode_ahead", c->decode_ahead, &c->decode_ahead_max))
+        return EXIT_USAGE;
     if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
         return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
@@ -495,6 +511,7 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
     fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
+    fs->decode_ahead = c->decode_ahead ? c->decode_ahead_max : OFS_DECODE_AHEAD_DEFAULT;
     fs->start_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     atomic_store(&fs->root_mtime_ns, fs->start_ns);
 }
@@ -545,6 +562,7 @@ out:
     free(c.ns);
     free(c.prefetch);
     free(c.metrics);
+    free(c.decode_ahead);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

@@ -243,7 +243,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
     struct ofs *fs = ofs_from_req(req);
     struct read_reply r = {req, 0, 0};
-    int rc;
+    int rc, served;
     (void)fi;
     if (ino == ROOT_INO) {
         fuse_reply_err(req, EISDIR);
@@ -253,7 +253,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, EINVAL);
         return;
     }
-    rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
+    /* A compressed value's frames come decoded, often ahead (decode.c). */
+    rc = ofs_decode_read(fs, ino, (uint64_t)off, size, read_send, &r, &served);
+    if (!served)
+        rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
     if (rc)
         OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
                   (uint64_t)ino, (intmax_t)off, store_strerror(rc));
@@ -530,7 +533,7 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 }
 
 /* The answer for a name that is not one of ours: ENODATA in the user
- * namespace (the contract's "unknown name"), EOPNOTSUPP elsewhere
+ * namespace (doc/contract.md's "unknown name"), EOPNOTSUPP elsewhere
  * (security.*, system.posix_acl_*, trusted.*): this filesystem has no
  * labels and no ACLs at all. ls -l asks every file for security.selinux and
  * system.posix_acl_access, and stops asking for the rest of the device after

@@ -13,6 +13,11 @@
 #   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
+#   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
+#                                settings, e.g. decode_ahead=0)
+#   BENCH_RT=1                   run the daemon and the timed commands under
+#                                SCHED_FIFO (chrt -f 10): on a machine shared with
+#                                other work, what a quiet one would show
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -22,6 +27,7 @@ RUNS=${BENCH_RUNS:-5}
 CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
+RT=${BENCH_RT:+chrt -f 10}
 for p in "$AL" "$OFS" "$BT"; do
     [ -x "$p" ] || { echo "bench: $p is missing (run make)" >&2; exit 1; }
 done
@@ -46,7 +52,7 @@ log() { echo "bench: $*" >&2; }
 # Wall time of a command in seconds (bash's microsecond clock).
 tm() {
     local s=$EPOCHREALTIME
-    "$@" >/dev/null
+    $RT "$@" >/dev/null
     awk "BEGIN {print $EPOCHREALTIME - $s}"
 }
 
@@ -79,7 +85,8 @@ metric() {
 }
 
 mount_store() { # mount_store STORE [NS]
-    "$OFS" -f -o "namespace=${2:-default},prefetch=64M" "$1" "$MNT" 2>"$W/daemon.log" &
+    $RT "$OFS" -f -o "namespace=${2:-default},prefetch=64M${BENCH_OFS_OPTS:+,$BENCH_OFS_OPTS}" "$1" "$MNT" \
+        2>"$W/daemon.log" &
     DAEMON=$!
     for _ in $(seq 500); do mountpoint -q "$MNT" && return 0; sleep 0.01; done
     log "mount failed"; cat "$W/daemon.log" >&2; exit 1
@@ -124,7 +131,7 @@ case_cat() {
     for r in $(seq "$RUNS"); do
         mount_store "$S"
         "$AL" put --store "$S" "big$r" --file "$W/data64" >/dev/null
-        sleep 0.5 # the change watcher polls every 20 ms; the contract allows 1 s
+        sleep 0.5 # the change watcher polls every 20 ms; doc/contract.md allows 1 s
         f1o+=("$(tm cat "$MNT/big$r")"); f2o+=("$(tm cat "$MNT/big$r")")
         cat "$W/data64" >"$TMPFS/big$r"
         f1t+=("$(tm cat "$TMPFS/big$r")"); f2t+=("$(tm cat "$TMPFS/big$r")")
@@ -376,6 +383,7 @@ case_ryw() {
 # zstd against one made with --compression none.
 case_compress() {
     local C=$W/corpus r cz cn f1z=() f1n=() f2z=() f2n=() pz=() pn=() p99z=() p99n=()
+    local sz4=() sn4=() lz=() ln=()
     local dz=() dn=() mz=() mn=() x
     scripts/bench/corpus.sh "$C" $((64 << 20))
     # Capacity and the file under churn: 10x the bound written, slices of
@@ -396,11 +404,25 @@ case_compress() {
         for m in z n; do
             local S=$SZ; [ $m = n ] && S=$SN
             mount_store "$S"
-            read -r x p50 p99 < <("$BT" preads "$MNT/big" 2000 4096)
+            read -r x p50 p99 < <($RT "$BT" preads "$MNT/big" 2000 4096)
             umount_store
             mount_store "$S"
             if [ $m = z ]; then pz+=("$p50"); p99z+=("$p99"); f1z+=("$(tm cat "$MNT/big")"); f2z+=("$(tm cat "$MNT/big")")
             else pn+=("$p50"); p99n+=("$p99"); f1n+=("$(tm cat "$MNT/big")"); f2n+=("$(tm cat "$MNT/big")"); fi
+            umount_store
+            # Small sequential reads, each on a fresh mount: read() of 4 KiB
+            # at a time, and Python's line iteration (timed inside Python).
+            mount_store "$S"
+            x=$($RT "$BT" seqread "$MNT/big" 4096)
+            if [ $m = z ]; then sz4+=("$x"); else sn4+=("$x"); fi
+            umount_store
+            mount_store "$S"
+            x=$($RT python3 -c 'import sys, time
+t = time.monotonic()
+for line in open(sys.argv[1], "rb"):
+    pass
+print(time.monotonic() - t)' "$MNT/big")
+            if [ $m = z ]; then lz+=("$x"); else ln+=("$x"); fi
             umount_store
         done
     done
@@ -413,6 +435,8 @@ case_compress() {
     }
     cmp_row "cat 64 MiB of real text, first read on a fresh mount, zstd vs none" s "$(median "${f1z[@]}")" "$(median "${f1n[@]}")" 1.5
     cmp_row "cat 64 MiB of real text, second read, zstd vs none" s "$(median "${f2z[@]}")" "$(median "${f2n[@]}")" 1.1
+    cmp_row "sequential 4 KiB read()s of it on a fresh mount, zstd vs none" s "$(median "${sz4[@]}")" "$(median "${sn4[@]}")" 1.5
+    cmp_row "Python line iteration over it on a fresh mount, zstd vs none" s "$(median "${lz[@]}")" "$(median "${ln[@]}")" 1.5
     cmp_row "random 4 KiB pread of it on a fresh mount, p50, zstd vs none" us "$(median "${pz[@]}")" "$(median "${pn[@]}")" -
     cmp_row "random 4 KiB pread of it on a fresh mount, p99, zstd vs none" us "$(median "${p99z[@]}")" "$(median "${p99n[@]}")" -
     # Durable library puts of real text.
@@ -570,6 +594,8 @@ BEGIN_MARK='<!-- bench.sh: table begins -->' END_MARK='<!-- bench.sh: table ends
     echo "Made by \`make bench\` on $(date -u +%Y-%m-%d) in $((EPOCHSECONDS - START)) s: $(nproc) cores,"
     echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr),"
     echo "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), load average $LOAD0 at the start, $LOAD1 at the end."
+    [ -n "$RT" ] && echo "BENCH_RT: the daemon and the timed commands ran under SCHED_FIFO (\`$RT\`)."
+    [ -n "${BENCH_OFS_OPTS:-}" ] && echo "BENCH_OFS_OPTS: every mount had \`-o $BENCH_OFS_OPTS\`."
     echo "Medians of $RUNS interleaved runs; ratio = offloadfs / plain files in the same run; the"
     echo "store and the disk directory live on the root disk. Times in seconds."
     echo

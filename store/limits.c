@@ -1,6 +1,5 @@
 /* limits.c -- the store's limits and store-wide figures. */
 #include "store/store_int.h"
-#include "store/wake.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -99,7 +98,7 @@ int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
     if ((rc = evict_until(&t, &s, 0, nevicted)) || (rc = tomb_trim(&t, &s))
         || (rc = result_cfg_save(&t, &s, cfg)))
         return tx_end(&t, rc);
-    return store_wake_after(st, tx_end(&t, state_save(&t, &s)), s.gen);
+    return wake_after_commit(st, tx_end(&t, state_save(&t, &s)), s.gen);
 }
 
 int store_stats_get(store *st, store_stats *out)

@@ -226,9 +226,12 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
     pthread_mutex_init(&se->zlock, NULL);
-    pthread_mutex_init(&se->wlock, NULL);
-    if ((rc = env_open(se, dir, creating))) {
-        pthread_mutex_destroy(&se->wlock);
+    if (!(se->wake = wake_memory_new()))
+        rc = ENOMEM;
+    else
+        rc = env_open(se, dir, creating);
+    if (rc) {
+        wake_memory_free(se->wake);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
@@ -264,7 +267,7 @@ int store_open(store **out, const char *dir, unsigned flags)
         free(st);
         return rc;
     }
-    /* Absolute: the wake-up after each write (wake.c) must find this
+    /* Absolute: the wake-up after each write (notify.c) must find this
      * store's STORE/wake after a chdir too. */
     if ((abs = realpath(dir, NULL))) {
         free(st->path);
@@ -289,8 +292,7 @@ void store_close(store *st)
             }
         mdb_env_close(se->env);
         zpool_free(se);
-        wake_late_free(se);
-        pthread_mutex_destroy(&se->wlock);
+        wake_memory_free(se->wake);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);

@@ -259,6 +259,18 @@ typedef int (*store_iov_fn)(const struct iovec *iov, size_t iovcnt, size_t total
 int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
                    store_iov_fn fn, void *ctx);
 
+/* How VERSION is stored, for a reader that decodes ahead (the daemon's
+ * fs/decode.c): *FRAME_SIZE gets the size of its frames (a power of two,
+ * 4 KiB to 1 MiB) when it is compressed, 0 when it is stored raw (read it
+ * with store_read_iov(), straight from the map); *SIZE its original length
+ * when compressed (untouched when raw). A frame I of a compressed value
+ * holds bytes [I * frame_size, min((I + 1) * frame_size, size)), and
+ * store_read() of exactly one whole frame decodes it straight into the
+ * caller's buffer. Errors: STORE_EGONE (version no longer live),
+ * STORE_ECORRUPT (a damaged frame table), LMDB failures. */
+int store_version_frames(store *st, uint64_t version, uint64_t *size,
+                         uint32_t *frame_size);
+
 /* Reads the whole value of (NS, KEY) in one read transaction.
  * On success *BUF is malloc'd storage you now own (free() it; never NULL,
  * even for an empty value), *LEN its length (a NUL follows, not counted),

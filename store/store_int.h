@@ -26,6 +26,8 @@
  *   changes.c the change log
  *   codec.c   the compression setting; frame.c/frame.h the frames;
  *   zpool.c   decoders and buffers reused by reads of compressed values
+ *   wake.c    waking the daemons after a write (wake.h), and the memory of
+ *             those found late; notify.c calls it after each commit
  * and, apart: record.c (record layouts), verify.c (the page check),
  * lockmark.c (watching lock.mdb), name.c (the name rules), crc.c.
  */
@@ -34,6 +36,7 @@
 
 #include "store/store.h"
 #include "store/record.h"
+#include "store/frame.h"
 #include "store/verify.h"
 
 #include <lmdb.h>
@@ -59,22 +62,16 @@ struct zscratch {
     size_t frame_cap;
     unsigned char *out;   /* decoded bytes for store_read_iov()'s callback */
     size_t out_cap;
+    /* The frame table row this set checked last (read.c): a row of the
+     * same bytes, as row ROW_J, decodes to ROW again. */
+    size_t row_len;       /* 0: none */
+    uint32_t row_j;
+    frame_row row;        /* its entries pointer is not kept */
+    unsigned char row_bytes[4 + FRAME_ROW_MAX];
     struct zscratch *next;
 };
 
 /* One open LMDB environment, shared by every handle on the same directory. */
-/* A daemon whose wake-up (store/wake.c) went unanswered within the bound:
- * the connection, kept open, tells when it has run again (its answer, or
- * the close). Until then this process's writes wake it without waiting, so
- * a stopped daemon costs one bound per process, not one per write. A slot
- * is free while NAME is empty. */
-#define WAKE_LATE_MAX 16u
-#define WAKE_NAME_MAX 64u
-struct wake_late {
-    int fd;
-    char name[WAKE_NAME_MAX]; /* its socket in STORE/wake */
-};
-
 struct shared_env {
     dev_t dev;
     ino_t ino;
@@ -90,8 +87,7 @@ struct shared_env {
     pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
     pthread_mutex_t zlock;   /* guards zfree */
     struct zscratch *zfree;  /* idle decode sets (zpool.c) */
-    pthread_mutex_t wlock;   /* guards late */
-    struct wake_late late[WAKE_LATE_MAX]; /* daemons that ran late (wake.c) */
+    struct wake_memory *wake; /* daemons that ran late (wake.c) */
     struct shared_env *next;
 };
 
@@ -174,12 +170,28 @@ int zscratch_out(struct zscratch *z, size_t need);
 
 /* ---- wake.c ----------------------------------------------------------- */
 
+/* What one process remembers of the daemons that let a write wait the
+ * whole bound (store/wake.h): one per shared environment, wake.c's own. */
+struct wake_memory;
+/* A new, empty memory; NULL when out of memory. */
+struct wake_memory *wake_memory_new(void);
+/* Closes the connections kept for late daemons and frees M (may be NULL). */
+void wake_memory_free(struct wake_memory *m);
+
 struct store_wake_result;
-/* store_wake() remembering late daemons in SE (NULL: store_wake()). */
+/* store_wake() remembering late daemons in M (NULL: store_wake()). */
 int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
-             struct shared_env *se, struct store_wake_result *r);
-/* Closes the connections kept for late daemons (the environment is closing). */
-void wake_late_free(struct shared_env *se);
+             struct wake_memory *m, struct store_wake_result *r);
+
+/* ---- notify.c --------------------------------------------------------- */
+
+/* What write.c and limits.c call after each writing commit (store_put,
+ * store_remove, store_limits_set): RC is the commit's result and
+ * GENERATION the store's generation after it. When RC is 0, wakes the
+ * daemons of ST (wake_run() with STORE_WAKE_TIMEOUT_MS and ST's memory of
+ * late daemons) and returns 0 whatever they answer: the write is done.
+ * Otherwise returns RC without reading GENERATION. */
+int wake_after_commit(store *st, int rc, uint64_t generation);
 
 /* ---- changes.c -------------------------------------------------------- */
 

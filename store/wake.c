@@ -1,4 +1,5 @@
-/* wake.c -- the writer's half of read-your-writes (see store/wake.h).
+/* wake.c -- the writer's half of read-your-writes (see store/wake.h), and
+ * the one piece of state it keeps: the daemons found late (wake_memory).
  *
  * Why connect-only: the daemon needs no data from us, since the accept
  * itself orders its next read transaction after our commit. Sending nothing
@@ -13,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +24,32 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A daemon whose wake-up went unanswered within the bound: the connection,
+ * kept open, tells when it has run again (its answer, or the close). Until
+ * then this process's writes wake it without waiting, so a stopped daemon
+ * costs one bound per process, not one per write. A slot is free while
+ * NAME is empty. */
+#define WAKE_LATE_MAX 16u
+#define WAKE_NAME_MAX 64u
+struct wake_late {
+    int fd;
+    char name[WAKE_NAME_MAX]; /* its socket in STORE/wake */
+};
+
+/* The late daemons of one shared environment (store_int.h). */
+struct wake_memory {
+    pthread_mutex_t lock; /* guards late */
+    struct wake_late late[WAKE_LATE_MAX];
+};
+
+struct wake_memory *wake_memory_new(void)
+{
+    struct wake_memory *m = calloc(1, sizeof *m);
+    if (m)
+        pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
 
 /* Fills *SA with the address of NAME in the wake directory DFD, reached
  * through /proc/self/fd/DFD: the directory we opened and listed, whatever
@@ -87,19 +116,19 @@ struct wake_set {
     unsigned n;
 };
 
-/* The slot of SE's late daemon NAME, or -1. */
-static int late_find(const struct shared_env *se, const char *name)
+/* The slot of M's late daemon NAME, or -1. */
+static int late_find(const struct wake_memory *m, const char *name)
 {
     for (unsigned k = 0; k < WAKE_LATE_MAX; k++)
-        if (se->late[k].name[0] && !strcmp(se->late[k].name, name))
+        if (m->late[k].name[0] && !strcmp(m->late[k].name, name))
             return (int)k;
     return -1;
 }
 
-static void late_drop(struct shared_env *se, unsigned k)
+static void late_drop(struct wake_memory *m, unsigned k)
 {
-    close(se->late[k].fd);
-    se->late[k].name[0] = '\0';
+    close(m->late[k].fd);
+    m->late[k].name[0] = '\0';
 }
 
 /* 1 while the kept connection FD has neither an answer nor an end: its
@@ -111,60 +140,64 @@ static int late_pending(int fd)
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-/* Keeps FD, the unanswered connection to NAME, in SE; 0 when it could not
+/* Keeps FD, the unanswered connection to NAME, in M; 0 when it could not
  * (no free slot, or another thread keeps one for NAME already). */
-static int late_keep(struct shared_env *se, const char *name, int fd)
+static int late_keep(struct wake_memory *m, const char *name, int fd)
 {
     int kept = 0;
-    pthread_mutex_lock(&se->wlock);
-    if (late_find(se, name) < 0)
+    pthread_mutex_lock(&m->lock);
+    if (late_find(m, name) < 0)
         for (unsigned k = 0; k < WAKE_LATE_MAX && !kept; k++)
-            if (!se->late[k].name[0]) {
-                se->late[k].fd = fd;
-                snprintf(se->late[k].name, sizeof se->late[k].name, "%s", name);
+            if (!m->late[k].name[0]) {
+                m->late[k].fd = fd;
+                snprintf(m->late[k].name, sizeof m->late[k].name, "%s", name);
                 kept = 1;
             }
-    pthread_mutex_unlock(&se->wlock);
+    pthread_mutex_unlock(&m->lock);
     return kept;
 }
 
-void wake_late_free(struct shared_env *se)
+void wake_memory_free(struct wake_memory *m)
 {
+    if (!m)
+        return;
     for (unsigned k = 0; k < WAKE_LATE_MAX; k++)
-        if (se->late[k].name[0])
-            late_drop(se, k);
+        if (m->late[k].name[0])
+            late_drop(m, k);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
 }
 
-/* Decides about the socket NAME that SE (may be NULL) remembers as late:
+/* Decides about the socket NAME that M (may be NULL) remembers as late:
  * 1 when its daemon still has not answered (do not wait for it again),
  * 0 to connect as usual. Sets bit K of *SEEN for the slot K it holds. */
-static int late_skip(struct shared_env *se, const char *name, uint32_t *seen)
+static int late_skip(struct wake_memory *m, const char *name, uint32_t *seen)
 {
     int k;
-    if (!se || (k = late_find(se, name)) < 0)
+    if (!m || (k = late_find(m, name)) < 0)
         return 0;
-    if (late_pending(se->late[k].fd)) {
+    if (late_pending(m->late[k].fd)) {
         *seen |= UINT32_C(1) << k;
         return 1;
     }
-    late_drop(se, (unsigned)k); /* it ran again: wait for it as for any */
+    late_drop(m, (unsigned)k); /* it ran again: wait for it as for any */
     return 0;
 }
 
-/* Connects to every daemon in the directory D but those SE (may be NULL)
+/* Connects to every daemon in the directory D but those M (may be NULL)
  * knows to be late still; fills W. */
-static void connect_all(DIR *d, struct wake_set *w, struct shared_env *se,
+static void connect_all(DIR *d, struct wake_set *w, struct wake_memory *m,
                         store_wake_result *r)
 {
     struct dirent *de = NULL;
     uint32_t seen = 0;
     int fd = -1, rc;
-    if (se)
-        pthread_mutex_lock(&se->wlock);
+    if (m)
+        pthread_mutex_lock(&m->lock);
     while (w->n < STORE_WAKE_MAX && (de = readdir(d))) {
         if (!is_socket_name(dirfd(d), de))
             continue;
-        if (late_skip(se, de->d_name, &seen)) {
+        if (late_skip(m, de->d_name, &seen)) {
             r->late++;
             continue;
         }
@@ -187,12 +220,12 @@ static void connect_all(DIR *d, struct wake_set *w, struct shared_env *se,
             r->busy++;
         } /* else gone since the listing (ENOENT), or not ours: skip */
     }
-    if (se) {
+    if (m) {
         /* A late daemon whose socket has gone (it stopped) is forgotten. */
         for (unsigned k = 0; !de && k < WAKE_LATE_MAX; k++)
-            if (se->late[k].name[0] && !(seen & (UINT32_C(1) << k)))
-                late_drop(se, k);
-        pthread_mutex_unlock(&se->wlock);
+            if (m->late[k].name[0] && !(seen & (UINT32_C(1) << k)))
+                late_drop(m, k);
+        pthread_mutex_unlock(&m->lock);
     }
 }
 
@@ -220,8 +253,8 @@ static void take_answer(struct pollfd *pfd, uint64_t generation, store_wake_resu
 }
 
 /* Waits until every connection in W answered or the deadline passed; the
- * connections still unanswered then are kept in SE (may be NULL). */
-static void wait_all(struct wake_set *w, struct shared_env *se, uint64_t generation,
+ * connections still unanswered then are kept in M (may be NULL). */
+static void wait_all(struct wake_set *w, struct wake_memory *m, uint64_t generation,
                      unsigned timeout_ms, store_wake_result *r)
 {
     struct pollfd *pfd = w->pfd;
@@ -248,14 +281,14 @@ static void wait_all(struct wake_set *w, struct shared_env *se, uint64_t generat
     }
     for (unsigned i = 0; i < n; i++)
         if (pfd[i].fd >= 0) {
-            if (!se || !w->name[i][0] || !late_keep(se, w->name[i], pfd[i].fd))
+            if (!m || !w->name[i][0] || !late_keep(m, w->name[i], pfd[i].fd))
                 close(pfd[i].fd);
             r->late++;
         }
 }
 
 int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
-             struct shared_env *se, store_wake_result *res)
+             struct wake_memory *m, store_wake_result *res)
 {
     struct wake_set w;
     store_wake_result r;
@@ -277,10 +310,10 @@ int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
         close(dfd);
         return rc;
     }
-    connect_all(d, &w, se, &r);
+    connect_all(d, &w, m, &r);
     closedir(d);
     r.daemons = w.n;
-    wait_all(&w, se, generation, timeout_ms, &r);
+    wait_all(&w, m, generation, timeout_ms, &r);
     if (res)
         *res = r;
     return r.late ? ETIMEDOUT : 0;
@@ -290,11 +323,4 @@ int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
                store_wake_result *res)
 {
     return wake_run(dir, generation, timeout_ms, NULL, res);
-}
-
-int store_wake_after(store *st, int rc, uint64_t generation)
-{
-    if (rc == 0)
-        (void)wake_run(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, st->se, NULL);
-    return rc;
 }

@@ -46,10 +46,10 @@
  *   (STORE_WAKE_BACKLOG pending connections) is full: later writers get
  *   EAGAIN and do not wait at all. It catches up when it runs again: it
  *   answers what is queued and its 20 ms poll covers everything else.
- * - And once per process, not once per write: through store_wake_after(),
- *   a daemon that let one write of this process (this store's shared
- *   environment) wait the whole bound is remembered with that unanswered
- *   connection; later writes connect to no new one and do not wait for it
+ * - And once per process, not once per write: after each commit
+ *   (store/notify.c), a daemon that let one write of this process (this
+ *   store's shared environment) wait the whole bound is remembered with
+ *   that unanswered connection; later writes connect to no new one and do not wait for it
  *   (counted late) until it has answered or closed that connection, i.e.
  *   has run again. So `agentlink rm` of many keys, `import` or an agent
  *   writing result after result pays the bound once for a stopped daemon
@@ -106,13 +106,6 @@ typedef struct store_wake_result {
  * itself is already committed whatever this returns. */
 int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
                store_wake_result *r);
-
-/* What store.c calls after each writing commit (store_put, store_remove,
- * store_limits_set): RC is the commit's result and GENERATION the store's
- * generation after it. When RC is 0, wakes the daemons of ST (store_wake()
- * with STORE_WAKE_TIMEOUT_MS) and returns 0 whatever they answer: the
- * write is done. Otherwise returns RC without reading GENERATION. */
-int store_wake_after(store *st, int rc, uint64_t generation);
 
 #ifdef __cplusplus
 }

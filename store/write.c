@@ -3,7 +3,6 @@
  * writers compress side by side and hold the writer lock only to copy. */
 #include "store/store_int.h"
 #include "store/frame.h"
-#include "store/wake.h"
 
 #include <errno.h>
 #include <string.h>
@@ -140,7 +139,7 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     s.live_entries++;
     rc = state_save(&t, &s);
 out:
-    rc = store_wake_after(st, tx_end(&t, rc), s.gen);
+    rc = wake_after_commit(st, tx_end(&t, rc), s.gen);
     if (!rc && out)
         *out = e;
     return rc;
@@ -207,5 +206,5 @@ int store_remove(store *st, const char *ns, const char *key)
         || (rc = log_change(&t, &s, name, nlen, e.version, 0)))
         return tx_end(&t, rc);
     s.removals++;
-    return store_wake_after(st, tx_end(&t, state_save(&t, &s)), s.gen);
+    return wake_after_commit(st, tx_end(&t, state_save(&t, &s)), s.gen);
 }

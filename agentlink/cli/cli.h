@@ -78,6 +78,11 @@ void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* As cli_msg(), then the line pointing to --help. Returns EX_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* With ON (--json), cli_report() of AL_ENOSTORE also prints
+ * {"error":"no_store"} on stdout: programs tell a store not made yet (an
+ * empty one to them) from a failure by that, not by the message. */
+void cli_report_json(int on);
+
 /* Reports RC (an AL_E* code or errno value) from a call about key KEY
  * (may be NULL) in handle H (may be NULL). Returns the exit code. */
 int cli_report(int rc, const al_store *h, const char *key);

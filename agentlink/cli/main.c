@@ -159,7 +159,7 @@ int main(int argc, char **argv)
         case OPT_NAMESPACE: o.ns = optarg; break;
         case OPT_MOUNT: o.mount = optarg; break;
         case OPT_CONFIG: o.config = optarg; break;
-        case OPT_JSON: o.json = 1; break;
+        case OPT_JSON: o.json = 1; cli_report_json(1); break;
         case OPT_TOOL: o.tool = optarg; o.given |= O_TOOL; break;
         case OPT_FILE: o.file = optarg; o.given |= O_FILE; break;
         case OPT_CALL_ID: o.call_id = optarg; o.given |= O_CALL; break;

@@ -73,6 +73,7 @@ int cmd_mcp_proxy(int argc, char **argv)
     al_policy *pol = NULL;
     al_store *h = NULL;
     mcp_rewriter *rw = NULL;
+    al_settings set = {0};
     char *err = NULL;
 
     stdio_fill();
@@ -126,24 +127,21 @@ int cmd_mcp_proxy(int argc, char **argv)
                 al_strerror(rc));
         return 1;
     }
-    rc = al_store_open(&h, dir, ns, mount, pol);
+    al_settings_resolve(&set, dir, ns, mount, pol); /* failures: al_store_open says */
+    rc = al_store_open(&h, al_settings_store(&set), set.ns, set.mount, pol);
     if (al_err_is_name(rc) || rc == AL_EMOUNT) {
         if (rc == AL_EMOUNT)
             fprintf(stderr, "agentlink: mcp-proxy: mount '%s' is not an absolute path\n",
-                    mount ? mount : getenv("OFFLOADFS_MOUNT") ? getenv("OFFLOADFS_MOUNT")
-                                                               : al_policy_mount(pol));
+                    set.mount);
         else
-            fprintf(stderr, "agentlink: mcp-proxy: namespace '%s' %s\n",
-                    ns ? ns : getenv("OFFLOADFS_NAMESPACE") ? getenv("OFFLOADFS_NAMESPACE")
-                                                             : al_policy_namespace(pol),
+            fprintf(stderr, "agentlink: mcp-proxy: namespace '%s' %s\n", set.ns,
                     al_strerror(rc));
-        al_policy_free(pol);
-        return 2;
+        ex = 2;
+        goto cleanup;
     }
     if (rc) {
-        const char *sdir = dir ? dir : getenv("OFFLOADFS_STORE");
         fprintf(stderr, "agentlink: mcp-proxy: cannot open store '%s': %s; results pass "
-                "unchanged\n", sdir ? sdir : "(default)", al_strerror(rc));
+                "unchanged\n", set.store ? set.store : "(default)", al_strerror(rc));
         h = NULL;
     }
     if ((rc = mcp_rewriter_new(&rw, h, pol, read_tool))) {
@@ -158,6 +156,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 cleanup:
     mcp_rewriter_free(rw);
     al_store_close(h);
+    al_settings_release(&set);
     al_policy_free(pol);
     return ex;
 }

@@ -50,6 +50,15 @@ int cli_usage_error(const char *fmt, ...)
     return EX_USAGE;
 }
 
+/* With --json, errors that programs act on are also said on stdout. */
+static int json_errors;
+#define NO_STORE_JSON "{\"error\":\"no_store\"}\n"
+
+void cli_report_json(int on)
+{
+    json_errors = on;
+}
+
 /* The message and exit code for RC from a call about key KEY (may be NULL)
  * in handle H (may be NULL). */
 int cli_report(int rc, const al_store *h, const char *key)
@@ -63,6 +72,8 @@ int cli_report(int rc, const al_store *h, const char *key)
         cli_msg("no such key '%s' in namespace '%s'", cli_quote(key), cli_quote(h ? al_store_namespace(h) : ""));
         return EX_NOKEY;
     case AL_ENOSTORE: /* the same for every command, whatever its key */
+        if (json_errors) /* the signal for programs: the message is for people */
+            (void)cli_write_all(NO_STORE_JSON, sizeof NO_STORE_JSON - 1);
         cli_msg("no store at '%s' yet: 'agentlink init' or a first write (put, offload, import) "
             "creates it", cli_quote(h ? al_store_dir(h) : ""));
         return EX_FAIL;

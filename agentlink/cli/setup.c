@@ -2,18 +2,12 @@
  * the offload policy, arm the fault guard, open the store. */
 #include "agentlink/cli/cli.h"
 
-#include <signal.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char *envv(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
 
 int cli_load_policy(const opts *o, al_policy **pol)
 {
@@ -33,7 +27,8 @@ int cli_load_policy(const opts *o, al_policy **pol)
 
 /* ---- fault guard -------------------------------------------------------
  * Each command is a process of its own, so it opens the store with the
- * quick page check (al_store_quick): a damaged page deeper in a tree can
+ * quick page check (al_store_open_checked(..., 0), not the walk of every
+ * page al_store_open makes): a damaged page deeper in a tree can
  * still stop LMDB with SIGSEGV, SIGBUS, SIGFPE or an assertion (SIGABRT). Then the
  * handler prints what happened, in the words of STORE_ECORRUPT, and exits
  * 1; a write transaction that did not commit leaves the store as it was. */
@@ -69,38 +64,37 @@ static void guard_arm(const char *dir)
     sigaction(SIGFPE, &sa, NULL);
 }
 
-/* Opens the store with the precedence flag > environment > config >
- * default, and messages that name the setting at fault. */
+/* Opens the store with the settings al_settings_resolve() picks (flag >
+ * environment > policy file > default), with messages that name the
+ * setting at fault. */
 int cli_open_store(const opts *o, const al_policy *pol, al_store **h)
 {
-    const char *ns = o->ns ? o->ns : envv("OFFLOADFS_NAMESPACE");
-    const char *mount = o->mount ? o->mount : envv("OFFLOADFS_MOUNT");
-    int rc;
-    if (!ns)
-        ns = al_policy_namespace(pol);
-    if (!mount)
-        mount = al_policy_mount(pol);
-    guard_arm(o->store ? o->store : envv("OFFLOADFS_STORE"));
-    rc = al_store_open_checked(h, o->store, ns, mount, pol, 0);
+    al_settings set;
+    int ex = EX_FAIL, rc;
+
+    al_settings_resolve(&set, o->store, o->ns, o->mount, pol); /* failures: below */
+    guard_arm(set.store);
+    /* NULL when no default store was found: the open says why, after it
+     * checked the namespace and the mount. */
+    rc = al_store_open_checked(h, al_settings_store(&set), set.ns, set.mount, pol, 0);
     if (rc == 0) {
         guard_arm(al_store_dir(*h));
-        return EX_OK;
-    }
-    if (al_err_is_name(rc)) {
-        cli_msg("namespace '%s' %s", cli_quote(ns), al_strerror(rc));
-        return EX_USAGE;
-    }
-    if (rc == AL_EMOUNT) {
-        cli_msg("mount '%s' is not an absolute path", cli_quote(mount));
-        return EX_USAGE;
-    }
-    const char *dir = o->store ? o->store : envv("OFFLOADFS_STORE");
-    if (rc == EINVAL && !dir) {
+        ex = EX_OK;
+    } else if (al_err_is_name(rc)) {
+        cli_msg("namespace '%s' %s", cli_quote(set.ns), al_strerror(rc));
+        ex = EX_USAGE;
+    } else if (rc == AL_EMOUNT) {
+        cli_msg("mount '%s' is not an absolute path", cli_quote(set.mount));
+        ex = EX_USAGE;
+    } else if (rc == EINVAL && set.store_from == AL_FROM_DEFAULT) {
         cli_msg("cannot find a default store: HOME is not set; use --store DIR");
-        return EX_USAGE;
+        ex = EX_USAGE;
+    } else {
+        cli_msg("cannot open store '%s': %s", cli_quote(set.store ? set.store : "(default)"),
+                al_strerror(rc));
     }
-    cli_msg("cannot open store '%s': %s", cli_quote(dir ? dir : "(default)"), al_strerror(rc));
-    return EX_FAIL;
+    al_settings_release(&set);
+    return ex;
 }
 
 /* Loads the policy (for namespace and mount) and opens the store. */

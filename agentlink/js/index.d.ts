@@ -30,7 +30,9 @@ export interface OffloadBackendOptions {
   /**
    * Namespace inside the store (key rules: 1-255 bytes of UTF-8, no '/', no
    * control character, not starting with '.'). Else `$OFFLOADFS_NAMESPACE`,
-   * else `"default"`. The mount must show the same one (`-o namespace=NS`).
+   * else the policy file's (`$OFFLOADFS_CONFIG`), else `"default"`: the CLI
+   * resolves what is not given here. The mount must show the same one
+   * (`-o namespace=NS`).
    */
   namespace?: string;
   /** Absolute mount path. Else `$OFFLOADFS_MOUNT`, else `/large_tool_results`. */
@@ -64,8 +66,8 @@ export declare class OffloadBackend implements BackendProtocolV2 {
   constructor(options?: OffloadBackendOptions);
   /** The store directory this backend writes to (absolute). */
   readonly store: string;
-  /** The namespace inside the store. */
-  readonly namespace: string;
+  /** The namespace inside the store as given (option, else `$OFFLOADFS_NAMESPACE`); null when neither is: the CLI takes the policy file's, else `"default"`. */
+  readonly namespace: string | null;
   /** The mount path reads come from when an offloadfs mount of the store is up. */
   readonly mount: string;
   /** The agentlink CLI this backend runs. */

@@ -213,15 +213,18 @@ function globToRegExp(pattern) {
 }
 
 /**
- * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string) }, or
- * { code: null, spawnError } when it could not be started; never rejects.
- */
-/**
- * Whether the CLI failed only because the store does not exist yet (exit 1,
- * "no store at 'DIR' yet"): a store no one has written to is an empty one.
+ * Whether the CLI failed only because the store does not exist yet: a store
+ * no one has written to is an empty one. R is a run with --json, where the
+ * CLI says so on stdout as {"error": "no_store", ...} (exit 1), whatever
+ * the language of its messages.
  */
 function noStore(r) {
-  return r.code === 1 && r.stderr.includes(": no store at '");
+  if (r.code !== 1) return false;
+  try {
+    return JSON.parse(r.stdout.toString("utf8")).error === "no_store";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -237,6 +240,10 @@ function deadMount(e) {
 /** The code of the error #onMount() rejects with past MOUNT_TIMEOUT_MS. */
 const MOUNT_SLOW = "OFFLOADFS_MOUNT_SLOW";
 
+/**
+ * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string) }, or
+ * { code: null, spawnError } when it could not be started; never rejects.
+ */
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
     let child;
@@ -278,8 +285,10 @@ function runCli(bin, args, input) {
  */
 export class OffloadBackend {
   /** @type {string} */ #store;
-  /** @type {string} */ #namespace;
+  /** @type {string | null} */ #namespace;
+  /** @type {string | undefined} */ #namespaceGiven;
   /** @type {string} */ #mount;
+  /** @type {string | undefined} */ #mountGiven;
   /** @type {string} */ #cli;
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
   /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
@@ -297,11 +306,15 @@ export class OffloadBackend {
    *   else /var/lib/offloadfs as root, else
    *   ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs (as the CLI).
    * @param {string} [options.namespace] Namespace. Else $OFFLOADFS_NAMESPACE,
-   *   else "default". The mount should show the same namespace (-o
-   *   namespace=NS); a mount of another namespace or another store is never
-   *   read from (it says what it serves): the CLI answers instead.
+   *   else the policy file's ($OFFLOADFS_CONFIG), else "default": the CLI
+   *   resolves what is not given here, as the daemon does (doc/contract.md).
+   *   The mount should show the same namespace (-o namespace=NS); a mount
+   *   of another namespace or another store is never read from (it says
+   *   what it serves): the CLI answers instead.
    * @param {string} [options.mount] Absolute path where offloadfs mounts the
-   *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
+   *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results (reads look for
+   *   a mount there; paths the CLI prints follow the policy file's "mount"
+   *   when neither is given).
    * @param {string} [options.agentlink] Path of the agentlink CLI (a
    *   relative one is resolved here, as store is); default "agentlink" on
    *   the PATH.
@@ -311,19 +324,24 @@ export class OffloadBackend {
   constructor(options = {}) {
     const env = process.env;
     const pick = (flag, name) => (flag !== undefined && flag !== null && flag !== "" ? String(flag)
-      : env[name] ? env[name] : undefined);
+      : name && env[name] ? env[name] : undefined);
     const store = pick(options.store, "OFFLOADFS_STORE") ??
       (process.getuid?.() === 0 ? "/var/lib/offloadfs"
         : path.join(env.XDG_STATE_HOME || path.join(os.homedir(), ".local/state"), "offloadfs"));
     this.#store = path.resolve(store);
-    this.#namespace = pick(options.namespace, "OFFLOADFS_NAMESPACE") ?? "default";
+    // The CLI gets only the namespace and mount the caller gave: it resolves
+    // the rest (environment, then the policy file $OFFLOADFS_CONFIG, then
+    // the default) as the daemon and every other program do.
+    this.#namespaceGiven = pick(options.namespace, undefined);
+    this.#namespace = pick(options.namespace, "OFFLOADFS_NAMESPACE") ?? null;
+    this.#mountGiven = pick(options.mount, undefined);
     this.#mount = pick(options.mount, "OFFLOADFS_MOUNT") ?? "/large_tool_results";
     this.#cli = options.agentlink ? String(options.agentlink) : "agentlink";
     // A path with a '/' is resolved now, as the store is: an agent that
     // chdir's later must still find the same program. A bare name is
     // looked up on the PATH at each call.
     if (this.#cli.includes("/")) this.#cli = path.resolve(this.#cli);
-    const bad = keyRuleBroken(this.#namespace);
+    const bad = this.#namespace === null ? null : keyRuleBroken(this.#namespace);
     if (bad) throw new Error(`OffloadBackend: namespace '${this.#namespace}' ${bad}`);
     if (!path.isAbsolute(this.#mount)) {
       throw new Error(`OffloadBackend: mount '${this.#mount}' is not an absolute path`);
@@ -333,7 +351,11 @@ export class OffloadBackend {
 
   /** The store directory this backend writes to (absolute). */
   get store() { return this.#store; }
-  /** The namespace inside the store. */
+  /**
+   * The namespace inside the store, as given (option, else
+   * $OFFLOADFS_NAMESPACE); null when neither is: the CLI takes the policy
+   * file's, else "default".
+   */
   get namespace() { return this.#namespace; }
   /** The mount path the reads come from when an offloadfs mount is up there. */
   get mount() { return this.#mount; }
@@ -592,7 +614,10 @@ export class OffloadBackend {
   }
 
   #cliArgs(...rest) {
-    return ["--store", this.#store, "--namespace", this.#namespace, "--mount", this.#mount, ...rest];
+    const given = [];
+    if (this.#namespaceGiven !== undefined) given.push("--namespace", this.#namespaceGiven);
+    if (this.#mountGiven !== undefined) given.push("--mount", path.resolve(this.#mountGiven));
+    return ["--store", this.#store, ...given, ...rest];
   }
 
   /** Why a CLI run failed, in words a model can act on. */
@@ -701,7 +726,12 @@ export class OffloadBackend {
    * fails (no store yet) is asked again on the next call.
    */
   async #askMount(id) {
-    const r = await runCli(this.#cli, this.#cliArgs("--json", "stats"));
+    // The mount path the reads use, whatever the policy file says: the
+    // answer must be about that mount. The namespace is the CLI's, as for
+    // writes.
+    const args = this.#mountGiven === undefined
+      ? this.#cliArgs("--mount", this.#mount, "--json", "stats") : this.#cliArgs("--json", "stats");
+    const r = await runCli(this.#cli, args);
     let m = null;
     if (r.code === 0) {
       try { m = JSON.parse(r.stdout.toString("utf8")).mount ?? null; } catch { /* no answer */ }
@@ -848,7 +878,10 @@ export class OffloadBackend {
         }
       } else {
         const r = await runCli(this.#cli, this.#cliArgs("get", "--", k.key));
-        if (r.code === 3 || noStore(r)) return this.#missing(filePath, k.key);
+        // get prints the bytes, so no store is told by stat --json.
+        if (r.code === 3 || (r.code === 1 && (await this.#stat(k.key)).missing)) {
+          return this.#missing(filePath, k.key);
+        }
         if (r.code !== 0 && r.code !== 4) return { error: `Error ${verb} file '${filePath}': ${this.#cliFailure(r)}` };
         if (r.code === 0) {
           let mtime = new Date();
@@ -891,7 +924,8 @@ export class OffloadBackend {
     return {
       missing: true,
       error: `File '${filePath}' not found: no result was ever stored under that name ` +
-        `(offloadfs store ${this.#store}, namespace '${this.#namespace}', ${this.#where(key)})`,
+        `(offloadfs store ${this.#store}, ${this.#namespace === null ? "the configured namespace"
+          : `namespace '${this.#namespace}'`}, ${this.#where(key)})`,
     };
   }
 

@@ -215,6 +215,11 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
 /* Bytes of the read tool's answer when the policy gives no byte bound. */
 #define MCP_READ_BUDGET 32768u
 
+/* The read tool's definition for tools/list: a JSON object (name,
+ * description, inputSchema) naming H's mount (H NULL: the default mount).
+ * Returns it (yours, free()) or NULL when out of memory. */
+char *mcp_read_tool_def(const al_store *h);
+
 /* Answers the arguments ARGS (LEN bytes of a JSON object, or NULL: none) of
  * a read_offloaded_result call: *TEXT gets the answer's text, *IS_ERROR 1
  * when it is an error a model should act on (bad arguments, unknown or

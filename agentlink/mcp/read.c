@@ -391,3 +391,36 @@ done:
     cJSON_Delete(j);
     return answer(&b, text, tlen, is_error, err);
 }
+
+/* ---- the tool's definition, for tools/list -------------------------------- */
+char *mcp_read_tool_def(const al_store *h)
+{
+    const char *mount = h ? al_store_mount(h) : "/large_tool_results";
+    al_buf b = {0}, d = {0};
+    char *out = NULL;
+    al_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
+                "stored under %s (the text that replaced it names its path). Returns "
+                "numbered lines: page with offset and limit, or keep only the lines "
+                "matching pattern (a POSIX extended regular expression). A result that "
+                "was evicted must be produced again by running its tool again.", mount);
+    al_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
+    mcp_json_string_encode(&b, d.p ? d.p : "", d.len);
+    al_buf_adds(&b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
+                "names (");
+    al_buf_add_printable(&b, mount, strlen(mount));
+    al_buf_adds(&b, "/KEY), or the bare key.\"},"
+                "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+                "\"First line to read, 1-based (default 1).\"},"
+                "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+                "\"How many lines to return (default 2000); with pattern, how many "
+                "matching lines.\"},"
+                "\"pattern\":{\"type\":\"string\",\"description\":\"Optional POSIX "
+                "extended regular expression: only the lines matching it are "
+                "returned, with their line numbers.\"}},"
+                "\"required\":[\"path\"]}}");
+    al_buf_release(&d);
+    if (al_buf_detach(&b, &out, NULL))
+        return NULL;
+    return out;
+}

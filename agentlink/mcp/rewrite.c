@@ -226,38 +226,6 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw)
 }
 
 /* ---- the rewriter's life ------------------------------------------------- */
-static char *make_tool_def(const al_store *h)
-{
-    const char *mount = h ? al_store_mount(h) : "/large_tool_results";
-    al_buf b = {0}, d = {0};
-    char *out = NULL;
-    al_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
-                "stored under %s (the text that replaced it names its path). Returns "
-                "numbered lines: page with offset and limit, or keep only the lines "
-                "matching pattern (a POSIX extended regular expression). A result that "
-                "was evicted must be produced again by running its tool again.", mount);
-    al_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
-    mcp_json_string_encode(&b, d.p ? d.p : "", d.len);
-    al_buf_adds(&b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
-                "names (");
-    al_buf_add_printable(&b, mount, strlen(mount));
-    al_buf_adds(&b, "/KEY), or the bare key.\"},"
-                "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
-                "\"First line to read, 1-based (default 1).\"},"
-                "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
-                "\"How many lines to return (default 2000); with pattern, how many "
-                "matching lines.\"},"
-                "\"pattern\":{\"type\":\"string\",\"description\":\"Optional POSIX "
-                "extended regular expression: only the lines matching it are "
-                "returned, with their line numbers.\"}},"
-                "\"required\":[\"path\"]}}");
-    al_buf_release(&d);
-    if (al_buf_detach(&b, &out, NULL))
-        return NULL;
-    return out;
-}
-
 /* 64 random bits as 16 hex digits: what makes this session's keys its own.
  * getrandom() never fails for 8 bytes once the pool is ready; should it,
  * the time in ns, the pid and an address still make a collision with
@@ -294,7 +262,7 @@ int mcp_rewriter_new(mcp_rewriter **out, al_store *h, const al_policy *pol,
              "\"rules\":[{\"tools\":[\"*\"],\"offload\":\"always\"}]}",
              pv.head_lines, pv.tail_lines, pv.max_line_chars);
     rc = al_policy_parse(&rw->always, json, strlen(json), "mcp-proxy", NULL);
-    if (rc == 0 && !(rw->tool_def = make_tool_def(h)))
+    if (rc == 0 && !(rw->tool_def = mcp_read_tool_def(h)))
         rc = ENOMEM;
     if (rc) {
         mcp_rewriter_free(rw);

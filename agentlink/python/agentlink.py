@@ -25,7 +25,7 @@ dynamic loader (LD_LIBRARY_PATH, ld.so.cache: a make install into /usr/local
 or /usr); next to the 'agentlink' program on the PATH (../lib), which is how
 a copy installed by pip finds an install elsewhere.
 
-Store, namespace and mount follow the contract's precedence: argument,
+Store, namespace and mount follow the precedence of doc/contract.md: argument,
 then $OFFLOADFS_STORE / $OFFLOADFS_NAMESPACE / $OFFLOADFS_MOUNT, then the
 policy file ($OFFLOADFS_CONFIG), then the defaults.
 """

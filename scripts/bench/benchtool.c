@@ -33,6 +33,9 @@
  *                                     prints live_bytes/bound stored/bound file/bound
  *   benchtool preads FILE N SIZE      N preads of SIZE bytes at random offsets of FILE;
  *                                     prints seconds p50_us p99_us
+ *   benchtool seqread FILE SIZE       read() FILE from start to end SIZE bytes at a
+ *                                     time (what sed, head and Python's line iteration
+ *                                     do with small buffers); prints seconds
  * A store these make is created with compression BENCHTOOL_COMPRESSION
  * (zstd or none; none when unset: the raw path, as before compression).
  */
@@ -276,6 +279,25 @@ static int cmd_preads(const char *file, unsigned long n, unsigned long size)
     return 0;
 }
 
+static int cmd_seqread(const char *file, unsigned long size)
+{
+    int fd = open(file, O_RDONLY);
+    char *buf = malloc(size ? size : 1);
+    ssize_t n;
+    double t0;
+    if (fd < 0 || !buf || !size)
+        die(file, errno ? errno : EINVAL);
+    t0 = now_s();
+    while ((n = read(fd, buf, size)) > 0)
+        ;
+    if (n < 0)
+        die(file, errno);
+    printf("%.6f\n", now_s() - t0);
+    close(fd);
+    free(buf);
+    return 0;
+}
+
 enum { FILES_NOFSYNC, FILES_FSYNC, FILES_ATOMIC };
 
 static int cmd_files(const char *dir, unsigned long n, unsigned long size, int mode)
@@ -453,6 +475,8 @@ int main(int argc, char **argv)
         return cmd_capacity(argv[2], arg_num(argv[3]), argv[4]);
     if (!strcmp(c, "preads") && argc == 5)
         return cmd_preads(argv[2], arg_num(argv[3]), arg_num(argv[4]));
+    if (!strcmp(c, "seqread") && argc == 4)
+        return cmd_seqread(argv[2], arg_num(argv[3]));
     if (!strcmp(c, "files") && argc == 6)
         return cmd_files(argv[2], arg_num(argv[3]), arg_num(argv[4]),
                          !strcmp(argv[5], "atomic") ? FILES_ATOMIC

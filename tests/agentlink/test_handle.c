@@ -90,7 +90,7 @@ static void store_put_should_round_trip_bytes(void **state)
     assert_int_equal(e.original_size, len);
     assert_true(e.created_ns + 2000000000u >= before);
     al_free(got);
-    /* the store was made with the contract's modes */
+    /* the store was made with the modes of doc/contract.md */
     struct stat sb;
     assert_int_equal(stat(f->dir, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0700);

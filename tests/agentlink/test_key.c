@@ -9,8 +9,7 @@
 #include <errno.h>
 
 #include "agentlink/agentlink.h"
-
-void al_sha256_hex(const void *data, size_t len, char hex[65]);
+#include "agentlink/internal.h" /* al_sha256_hex */
 
 #define EXPECT_A_SLASH_B "c14cddc033f64b9d"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
-# test_cli_nostore.sh -- every command on a missing store fails the same way
-# (exit 1, "no store at ..."), except those that create it: init, put,
-# offload, import (issue 16.8).
+# test_nostore.sh -- every command on a missing store fails the same way
+# (exit 1, "no store at ..."; with --json also {"error":"no_store"} on
+# stdout, the signal programs such as the JS backend read), except those that
+# create it: init, put, offload, import (issue 16.8).
 . "$(dirname "$0")/../lib.sh"
 
 al() { $AGENTLINK "$@"; }
@@ -13,12 +14,15 @@ for args in "ls" "ls --json" "stats" "stats --json" "get k" "stat k" "stat k --j
     # shellcheck disable=SC2086
     t_rc "$args on a missing store exits 1" 1 al --store "$S" $args
     t_eq "$args says there is no store" "$(cat "$T_TMP/err")" "$want"
-    t_eq "$args prints nothing on stdout" "$(cat "$T_TMP/out")" ""
+    case $args in
+    *--json*) t_eq "$args says no_store on stdout" "$(cat "$T_TMP/out")" '{"error":"no_store"}' ;;
+    *) t_eq "$args prints nothing on stdout" "$(cat "$T_TMP/out")" "" ;;
+    esac
 done
 t_rc "drop-referenced on a missing store exits 1" 1 al --store "$S" drop-referenced <<<"see /large_tool_results/k"
 t_eq "drop-referenced says there is no store" "$(cat "$T_TMP/err")" "$want"
 t_rc "drop-referenced --json on a missing store exits 1" 1 al --store "$S" --json drop-referenced <<<"nothing"
-t_eq "and prints nothing on stdout" "$(cat "$T_TMP/out")" ""
+t_eq "and says no_store on stdout" "$(cat "$T_TMP/out")" '{"error":"no_store"}'
 t_check "none of them created the store" test ! -e "$T_TMP/no"
 
 # An invalid argument is still a usage error first.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every errno of the contract through real syscalls: ENOENT for a
+# Every errno of doc/contract.md through real syscalls: ENOENT for a
 # never-written name, ENODATA for a removed or evicted one (stat, open, cat,
 # ls NAME), EROFS for every write; extended attributes.
 . "$(dirname "$0")/../lib.sh"

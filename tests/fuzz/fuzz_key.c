@@ -10,7 +10,7 @@
  * - two different ids seen in one run never share a key: a small table of
  *   recent (key, id) pairs is kept and checked.
  * The key rules themselves: store_name_check() on the raw bytes agrees with
- * an independent reading of the contract's rules. */
+ * an independent reading of the rules in doc/contract.md. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,9 +21,8 @@
 #include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-void al_sha256_hex(const void *data, size_t len, char hex[65]);
 
-/* The contract's key rules, written from the text, not from store/name.c. */
+/* The key rules of doc/contract.md, written from the text, not from store/name.c. */
 static int rules_ok(const unsigned char *s, size_t n)
 {
     if (n == 0 || n > 255 || s[0] == '.')
@@ -103,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     int valid = rules_ok(data, size);
 
-    /* The rules: the store's check agrees with the contract's text, and the
+    /* The rules: the store's check agrees with doc/contract.md's text, and the
      * C-string check agrees whenever the bytes hold no NUL. */
     if ((store_name_check((const char *)data, size) == 0) != valid)
         __builtin_trap();

@@ -412,7 +412,7 @@ test("store unavailable: write and read return errors that say so, never throw",
   assert.match((await fresh.read("/call_x.txt")).error, /not found/);
 });
 
-test("options: flag, then environment, then default; bad ones are refused by name", () => {
+test("options: flag, then environment, then default (the namespace: the CLI's); bad ones are refused by name", () => {
   const keys = ["OFFLOADFS_STORE", "OFFLOADFS_NAMESPACE", "OFFLOADFS_MOUNT"];
   const saved = keys.map((k) => process.env[k]);
   try {
@@ -425,7 +425,8 @@ test("options: flag, then environment, then default; bad ones are refused by nam
     assert.deepEqual([b.store, b.namespace, b.mount, b.agentlink], ["/tmp/flag", "flagns", "/tmp/flagmnt", "/x/agentlink"]);
     delete process.env.OFFLOADFS_STORE; delete process.env.OFFLOADFS_NAMESPACE; delete process.env.OFFLOADFS_MOUNT;
     b = new OffloadBackend();
-    assert.deepEqual([b.store, b.namespace, b.mount], ["/var/lib/offloadfs", "default", "/large_tool_results"]);
+    // No namespace given: null, the CLI resolves it (policy file, else "default").
+    assert.deepEqual([b.store, b.namespace, b.mount], ["/var/lib/offloadfs", null, "/large_tool_results"]);
     assert.throws(() => new OffloadBackend({ namespace: "a/b" }), /^Error: OffloadBackend: namespace 'a\/b' contains '\/'$/);
     assert.throws(() => new OffloadBackend({ namespace: ".x" }), /namespace '\.x' starts with '\.'/);
     assert.throws(() => new OffloadBackend({ mount: "rel/dir" }), /mount 'rel\/dir' is not an absolute path/);

@@ -34,6 +34,10 @@ export const DEAD_MOUNT = need("OFL_DEAD_MOUNT");
 export const STOP_STORE = need("OFL_STOP_STORE");
 export const STOP_MOUNT = need("OFL_STOP_MOUNT");
 export const STOP_PID = Number(need("OFL_STOP_PID"));
+/** A store mounted at PROJ_MOUNT by a daemon started with $OFFLOADFS_CONFIG=PROJ_CONFIG, a policy naming namespace "proj". */
+export const PROJ_STORE = need("OFL_PROJ_STORE");
+export const PROJ_MOUNT = need("OFL_PROJ_MOUNT");
+export const PROJ_CONFIG = need("OFL_PROJ_CONFIG");
 
 /** A fresh empty directory (no mount there). */
 export function scratch(prefix = "ofl-js-") {

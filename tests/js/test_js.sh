@@ -41,6 +41,12 @@ t_check "mount the small-bound store" m_mount "$SB" "$T_TMP/boundmnt"
 DS=$(m_store dead) && t_check "mount a store, then kill its daemon" m_mount "$DS" "$T_TMP/deadmnt" &&
     kill -9 "${M_PIDS[$T_TMP/deadmnt]}" && t_wait_until 10 _m_dead_mount "$T_TMP/deadmnt"
 
+# A daemon that takes its namespace from a policy file (settings.test.mjs).
+echo '{"namespace": "proj"}' >"$T_TMP/proj.json"
+PJ=$(m_store proj) && OFFLOADFS_CONFIG=$T_TMP/proj.json \
+    t_check "mount a store with \$OFFLOADFS_CONFIG naming namespace proj" m_mount "$PJ" "$T_TMP/projmnt"
+
+export OFL_PROJ_STORE=$PJ OFL_PROJ_MOUNT=$T_TMP/projmnt OFL_PROJ_CONFIG=$T_TMP/proj.json
 export OFL_AGENTLINK=$AL_BIN OFL_TMP=$T_TMP OFL_BOUND=$BOUND
 export OFL_STORE=$S OFL_MOUNT=$T_TMP/mnt OFL_NS_MOUNT=$T_TMP/nsmnt
 export OFL_OTHER_STORE=$O OFL_OTHER_MOUNT=$T_TMP/othermnt
@@ -59,7 +65,7 @@ done
 
 fusermount3 -uz "$T_TMP/deadmnt"
 kill -CONT "$OFL_STOP_PID" 2>/dev/null # whatever a failed test left
-for m in mnt nsmnt othermnt foomnt boundmnt stopmnt; do
+for m in mnt nsmnt othermnt foomnt boundmnt stopmnt projmnt; do
     m_umount "$T_TMP/$m"; rc=$?
     t_eq "offloadfs on $m exits 0 after unmount" "$rc" 0
 done

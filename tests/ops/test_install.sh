@@ -44,6 +44,17 @@ t_check "the static library defines the API" bash -c "nm -g --defined-only '$L/l
 t_check "the shared library exports the API" bash -c "nm -D --defined-only '$L/libagentlink.so.$VERSION' | grep -qw al_offload"
 t_eq "and nothing else (agentlink/agentlink.map)" \
     "$(nm -D --defined-only "$L/libagentlink.so.$VERSION" | awk '$3 !~ /^al_/ {print $3}')" ""
+# Exactly the functions agentlink.h declares: internal.h's al_ helpers are
+# hidden, so no program can bind to what a later version may change.
+api=$(grep -v '^[[:space:]]*/\{0,1\}\*' "$T_TOP/agentlink/agentlink.h" | grep -o '\bal_[a-z0-9_]*(' | tr -d '(' | sort -u)
+t_eq "the shared library exports exactly the functions agentlink.h declares" \
+    "$(nm -D --defined-only "$L/libagentlink.so.$VERSION" | awk '{print $3}' | sort)" "$api"
+# The MCP relay (agentlink/mcp/, build/libmcp.a) is the command's, not the
+# library's: none of what it calls is imported. (poll is: the store's wake of
+# the daemon, store/wake.c, waits with one poll.)
+t_eq "the shared library imports nothing of the MCP relay (fork, exec, regex, signals, pipes)" \
+    "$(nm -D --undefined-only "$L/libagentlink.so.$VERSION" | awk '{sub(/@.*/, "", $2); print $2}' |
+       grep -xE 'fork|vfork|execv|execvp|execve|posix_spawnp?|regcomp|regexec|regfree|pipe2?|waitpid|kill|killpg|setpgid|sigaction|prctl|getrandom')" ""
 t_check "the header is the tree's" cmp -s "$D/usr/local/include/agentlink/agentlink.h" "$T_TOP/agentlink/agentlink.h"
 PYI=$D/usr/local/share/offloadfs/python/agentlink.py
 t_eq "the binding is the tree's, but for the LIBDIR it records" \
