@@ -76,6 +76,8 @@ extern "C" {
 #define AL_ETOOL     (AL_ERR_BASE - 42) /* tool name empty, > 255 bytes, not UTF-8 or control chars */
 #define AL_EMOUNT    (AL_ERR_BASE - 43) /* mount is not an absolute path */
 #define AL_ENOTMOUNT (AL_ERR_BASE - 44) /* a path that is not directly under the mount */
+#define AL_EMOUNT_NONE  (AL_ERR_BASE - 60) /* no offloadfs mount that says what it serves */
+#define AL_EMOUNT_OTHER (AL_ERR_BASE - 61) /* the mount serves another store or namespace */
 
 /* Returns a static description of any code above or of an errno value;
  * never NULL. For AL_ENAME_* the text completes "key 'K' ...", e.g.
@@ -304,6 +306,37 @@ void al_store_close(al_store *h);
 const char *al_store_dir(const al_store *h);
 const char *al_store_namespace(const al_store *h);
 const char *al_store_mount(const al_store *h);
+
+/* What the mount at a handle's mount path says it serves. */
+typedef struct al_mount_info {
+    char *store; /* its user.offloadfs.store (the store's real path), or NULL */
+    char *ns;    /* its user.offloadfs.namespace, or NULL */
+    char *why;   /* one sentence for a message or a log, naming the mount and
+                    what it serves or why it says nothing */
+} al_mount_info;
+
+/* Checks whether the mount at H's mount path serves H's store and
+ * namespace, from the mount itself: offloadfs sets user.offloadfs.store and
+ * user.offloadfs.namespace on its root (offloadfs(1)). The store matches
+ * when it is the same directory as H's (device and inode; the real path
+ * when either cannot be stat'ed), the namespace when the bytes are equal.
+ * A reader acting for a writer (the deepagents backend, through
+ * 'agentlink stats --json') reads through a mount only when this returns 0.
+ * The attributes are read in a thread: after TIMEOUT_MS (<= 0: no bound)
+ * the call returns ETIMEDOUT and leaves that thread to end when the
+ * daemon answers or its mount goes.
+ * Returns 0 (it serves them), AL_EMOUNT_OTHER (another store or namespace:
+ * INFO says which), AL_EMOUNT_NONE (nothing there carries the attributes:
+ * a plain directory, another filesystem, an older offloadfs), ETIMEDOUT,
+ * ENOTCONN (the daemon of the mount is gone), ENOENT (no such path),
+ * EACCES, EINVAL (H or INFO NULL), ENOMEM, or another errno of
+ * getxattr(2) or pthread_create(3).
+ * INFO is filled on every return but EINVAL and ENOMEM (store and ns only
+ * when the mount gave them); release it with al_mount_info_release(). */
+int al_store_mount_check(const al_store *h, int timeout_ms, al_mount_info *info);
+
+/* Frees what INFO holds and zeroes it. NULL is fine. */
+void al_mount_info_release(al_mount_info *info);
 
 /* What the store knows about one key. */
 typedef struct al_entry {

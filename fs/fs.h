@@ -51,7 +51,13 @@
  * - Extended attributes: an entry with no recorded tool has no
  *   user.offload.tool (not listed, ENODATA); unknown user.* names ENODATA;
  *   names outside user.* EOPNOTSUPP. created is RFC 3339 UTC with
- *   microseconds.
+ *   microseconds. The root has only user.offloadfs.store (the store
+ *   directory's real path, whatever -o fsname= says) and
+ *   user.offloadfs.namespace: readers that act for a writer check them
+ *   before trusting a mount. The root's ctime is the daemon's start (its
+ *   mtime the last change) and never changes: a reader that cannot read
+ *   attributes (Node) tells a new mount at the same path from the one it
+ *   checked by it, as mount ids and device numbers are reused at once.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
  *   it, files the live entries of the whole store.
  * - Read-your-writes (wake.c, store/wake.h): a woken writer is answered only
@@ -178,6 +184,7 @@ struct ofs_prefetch {
 struct ofs {
     store *st;                  /* opened after daemonizing */
     const char *ns;             /* namespace shown by this mount */
+    const char *store_path;     /* the store directory's real path */
     struct fuse_session *se;    /* for the watcher's notifications */
     const char *mountpoint;     /* absolute path, for messages */
     int debug;                  /* -d: fuse_log(FUSE_LOG_DEBUG) tracing */
@@ -185,6 +192,7 @@ struct ofs {
     gid_t gid;
     double timeout;             /* entry/attr timeout, seconds */
     _Atomic uint64_t root_mtime_ns; /* root's mtime: last change seen */
+    uint64_t start_ns;          /* root's ctime: when this daemon started */
     _Atomic int no_open;        /* kernel offered FUSE_CAP_NO_OPEN_SUPPORT */
     struct fuse_conn_info_opts *conn_opts; /* -o max_readahead=... etc. */
     uint64_t prefetch_max;      /* -o prefetch=SIZE; 0: no prefetch */

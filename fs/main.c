@@ -482,8 +482,8 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
     fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
-    atomic_store(&fs->root_mtime_ns,
-                 (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+    fs->start_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    atomic_store(&fs->root_mtime_ns, fs->start_ns);
 }
 
 int main(int argc, char *argv[])
@@ -513,6 +513,7 @@ int main(int argc, char *argv[])
         add_mount_opts(&args, &c, store_abs) != 0)
         goto out;
     state_init(&fs, &c, &o, mnt_abs, conn_opts);
+    fs.store_path = store_abs;
     /* Unknown options are reported here, by libfuse, naming them. */
     if (!(fs.se = fuse_session_new(&args, ofs_ops(), sizeof *ofs_ops(), &fs)))
         goto out;

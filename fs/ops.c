@@ -88,8 +88,8 @@ static void root_stat(struct ofs *fs, struct stat *st)
     st->st_uid = fs->uid;
     st->st_gid = fs->gid;
     st->st_blksize = OFS_BLKSIZE;
-    st->st_mtim = st->st_ctim = st->st_atim =
-        ns_to_ts(atomic_load(&fs->root_mtime_ns));
+    st->st_mtim = st->st_atim = ns_to_ts(atomic_load(&fs->root_mtime_ns));
+    st->st_ctim = ns_to_ts(fs->start_ns); /* this daemon's: fs.h */
 }
 
 static void entry_param(struct ofs *fs, const store_entry *e,
@@ -506,7 +506,7 @@ static int xattr_index(const char *name)
     return -1;
 }
 
-/* Fetches the entry behind INO. The root has no attributes (ENODATA). */
+/* Fetches the entry behind INO. The root has none of these (ENODATA). */
 static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
     if (ino == ROOT_INO)
@@ -523,6 +523,26 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 static int xattr_unknown(const char *name)
 {
     return strncmp(name, "user.", 5) ? EOPNOTSUPP : ENODATA;
+}
+
+/* The root's own attributes: which store and namespace this mount serves,
+ * so a reader can tell its mount from another of the same store (another
+ * namespace) or of another store (fsname is anything -o fsname= said). */
+#define XA_ROOT_STORE "user.offloadfs.store"
+#define XA_ROOT_NS "user.offloadfs.namespace"
+static const char xattr_root_list[] = XA_ROOT_STORE "\0" XA_ROOT_NS;
+
+/* Points *VAL at the root attribute NAME of FS (static daemon state: the
+ * store's real path or the namespace); ENODATA for any other name. */
+static int root_xattr(const struct ofs *fs, const char *name, const char **val)
+{
+    if (!strcmp(name, XA_ROOT_STORE))
+        *val = fs->store_path;
+    else if (!strcmp(name, XA_ROOT_NS))
+        *val = fs->ns;
+    else
+        return xattr_unknown(name);
+    return 0;
 }
 
 static int do_getxattr(struct ofs *fs, fuse_ino_t ino, const char *name,
@@ -555,8 +575,15 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
                         size_t size)
 {
     char val[STORE_TOOL_MAX + 64];
+    const char *root_val = NULL;
     size_t len = 0;
-    int err = do_getxattr(ofs_from_req(req), ino, name, val, sizeof val, &len);
+    int err;
+    if (ino == ROOT_INO) { /* no copy: a store path can be PATH_MAX long */
+        err = root_xattr(ofs_from_req(req), name, &root_val);
+        reply_xattr(req, err, root_val, err ? 0 : strlen(root_val), size);
+        return;
+    }
+    err = do_getxattr(ofs_from_req(req), ino, name, val, sizeof val, &len);
     reply_xattr(req, err, val, len, size);
 }
 
@@ -565,8 +592,11 @@ static int do_listxattr(struct ofs *fs, fuse_ino_t ino, char *list, size_t *len)
     store_entry e;
     int err;
     *len = 0;
-    if (ino == ROOT_INO)
+    if (ino == ROOT_INO) {
+        memcpy(list, xattr_root_list, sizeof xattr_root_list);
+        *len = sizeof xattr_root_list;
         return 0;
+    }
     if ((err = xattr_entry(fs, ino, &e)))
         return err;
     for (int i = 0; i < XA_COUNT; i++) {

@@ -102,6 +102,39 @@ cleanup:
     return ex;
 }
 
+/* How long stats --json waits for the mount to say what it serves. */
+#define MOUNT_CHECK_MS 1000
+
+/* The "mount" member of stats --json: {"path", "serves", "store",
+ * "namespace", "reason"}: whether the mount at the mount path serves this
+ * store and namespace (al_store_mount_check), what it says it serves (null
+ * when it said nothing) and, when it does not serve them, why (else null).
+ * NULL when out of memory. */
+static cJSON *mount_json(const al_store *h)
+{
+    al_mount_info mi;
+    int rc = al_store_mount_check(h, MOUNT_CHECK_MS, &mi);
+    cJSON *m = cJSON_CreateObject();
+    if (m) {
+        cJSON_AddStringToObject(m, "path", al_store_mount(h));
+        cJSON_AddBoolToObject(m, "serves", rc == 0);
+        if (mi.store)
+            cJSON_AddStringToObject(m, "store", mi.store);
+        else
+            cJSON_AddNullToObject(m, "store");
+        if (mi.ns)
+            cJSON_AddStringToObject(m, "namespace", mi.ns);
+        else
+            cJSON_AddNullToObject(m, "namespace");
+        if (rc == 0)
+            cJSON_AddNullToObject(m, "reason");
+        else
+            cJSON_AddStringToObject(m, "reason", mi.why ? mi.why : al_strerror(rc));
+    }
+    al_mount_info_release(&mi);
+    return m;
+}
+
 int cmd_stats(opts *o, int argc, char **argv)
 {
     uint64_t cfg = 0;
@@ -133,6 +166,7 @@ int cmd_stats(opts *o, int argc, char **argv)
             cJSON_AddNumberToObject(j, "tombstones", (double)s.tombstones);
             cJSON_AddNumberToObject(j, "file_bytes", (double)s.file_bytes);
             cJSON_AddStringToObject(j, "store", al_store_dir(h));
+            cJSON_AddItemToObject(j, "mount", mount_json(h));
         }
         ex = cli_print_json(j);
     } else {

@@ -16,9 +16,15 @@
  *   bound (evicting the oldest results) and fsyncs before it exits, and once
  *   it has exited every running mount shows the new bytes (read-your-writes).
  * - Reads, listings, grep and glob read the files under the offloadfs mount
- *   with node:fs, as a shell tool would. When no offloadfs mount of this
- *   store is up at the mount path, they fall back to the CLI (`agentlink
- *   get`, `agentlink ls --json`): slower (a process per file), same answers.
+ *   with node:fs, as a shell tool would, once the mount has said that it
+ *   serves this store and namespace: offloadfs sets user.offloadfs.store and
+ *   user.offloadfs.namespace on its root, which Node cannot read, so the CLI
+ *   reads them (`agentlink stats --json`, its "mount" member) once per
+ *   mount, told apart by mount id, device and the root's ctime (the
+ *   daemon's start). When no mount serving them is up at the mount path,
+ *   they fall back to the CLI (`agentlink get`, `agentlink ls --json`):
+ *   slower (a process per file), same answers, never another namespace's
+ *   or another store's.
  *   So they do when the mount's daemon has died (ENOTCONN) or has not
  *   answered within 2 s (stopped, wedged): no call waits on it longer.
  * - A name that is a valid store key is the key. Any other name (nested
@@ -56,6 +62,15 @@ const CLI_TIMEOUT_MS = 60_000;
 const MOUNT_TIMEOUT_MS = 2_000;
 /** Derived keys remembered per backend (name -> key) before the cache is reset. */
 const KEY_CACHE_MAX = 4096;
+/**
+ * A mount that said nothing about what it serves (its daemon did not answer
+ * or is gone, an offloadfs older than the attributes) is asked again after
+ * this long; until then the CLI answers. What a mount said is kept for as
+ * long as it is mounted: one mount serves one store and namespace.
+ */
+const MOUNT_RECHECK_MS = 5_000;
+/** Mounts whose answer is remembered at most (oldest dropped first). */
+const MOUNT_VERDICTS_MAX = 64;
 
 /**
  * Extensions deepagents treats as binary (its getMimeType/isTextMimeType):
@@ -114,6 +129,25 @@ function keyRuleBroken(name) {
 function badFileName(name) {
   if (name === "" || name.endsWith("/")) return "not a file name";
   if (name.split("/").includes("..")) return "a '..' component is not allowed (path traversal)";
+  return null;
+}
+
+/**
+ * Why NAME is not well-formed Unicode (a UTF-16 surrogate with no partner:
+ * no character, no UTF-8), as words that follow "Error writing file 'P': ",
+ * or null when it is.
+ */
+function loneSurrogate(name) {
+  if (name.isWellFormed()) return null;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = name.charCodeAt(i + 1);
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+    return `the name is not well-formed Unicode: it holds a lone surrogate \\u${c.toString(16)} ` +
+      `at index ${i}, which is no character and has no UTF-8 form, so no result can be stored ` +
+      "or found under it; use a name made of whole characters";
+  }
   return null;
 }
 
@@ -250,14 +284,12 @@ export class OffloadBackend {
   /** @type {Map<string, string>} name -> derived key */ #keys = new Map();
   /** Mount accesses still blocked past MOUNT_TIMEOUT_MS: while any is, the mount counts as down. */
   #stuck = 0;
-  /** mountinfo's mount id and device ("41 0:52") of the mount last found up at the mount path. */
-  #lastDev = null;
   /**
-   * Device of a mount found to show another namespace of this store (it
-   * lacked a key the store has in ours): not read from while it is the
-   * one mounted there. The mount itself cannot say which namespace it shows.
+   * What each mount seen at the mount path said, by its identity (mount id,
+   * device, root ctime): { serves, until } (until: when to ask again), or
+   * { asking } (a promise of serves) while the CLI is asked.
    */
-  #foreignDev = null;
+  #verdicts = new Map();
 
   /**
    * @param {object} [options]
@@ -266,8 +298,8 @@ export class OffloadBackend {
    *   ${XDG_STATE_HOME:-$HOME/.local/state}/offloadfs (as the CLI).
    * @param {string} [options.namespace] Namespace. Else $OFFLOADFS_NAMESPACE,
    *   else "default". The mount should show the same namespace (-o
-   *   namespace=NS); one found showing another (it lacks a result the
-   *   store has in this one, after a write or on a read) is left for the CLI.
+   *   namespace=NS); a mount of another namespace or another store is never
+   *   read from (it says what it serves): the CLI answers instead.
    * @param {string} [options.mount] Absolute path where offloadfs mounts the
    *   store. Else $OFFLOADFS_MOUNT, else /large_tool_results.
    * @param {string} [options.agentlink] Path of the agentlink CLI (a
@@ -575,8 +607,15 @@ export class OffloadBackend {
     return `the offloadfs store is unavailable: ${r.stderr || `agentlink exited with status ${r.code}`}`;
   }
 
-  /** The store key of NAME: NAME itself when it is a valid key, else `agentlink key NAME`. */
+  /**
+   * The store key of NAME: NAME itself when it is a valid key, else
+   * `agentlink key NAME`. A name that is not well-formed Unicode is refused:
+   * argv would turn its lone surrogates into U+FFFD, and it would share the
+   * key of the name that has U+FFFD there.
+   */
   async #keyOf(name) {
+    const lone = loneSurrogate(name);
+    if (lone) return { error: lone };
     if (keyRuleBroken(name) === null) return { key: name };
     const cached = this.#keys.get(name);
     if (cached) return { key: cached };
@@ -597,64 +636,87 @@ export class OffloadBackend {
     const tool = k.key !== name && isToolName(named) ? named : TOOL;
     const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
     if (r.code !== 0) return { error: this.#cliFailure(r) };
-    await this.#checkMountShows(k.key);
     // Only the newline put ends with: a key may end in a space.
     return { mountPath: r.stdout.toString("utf8").replace(/\n$/, "") };
   }
 
   /**
-   * After a put of KEY (every running mount shows it once put returns): a
-   * mount that answers ENOENT for it shows another namespace of the store
-   * (-o namespace=...); reads then go through the CLI, not to the wrong
-   * results.
-   */
-  async #checkMountShows(key) {
-    if (!(await this.#mountUp())) return;
-    try {
-      await this.#onMount(() => fsp.stat(path.join(this.#mount, key)));
-    } catch (e) {
-      if (e.code === "ENOENT") this.#foreignDev = this.#lastDev;
-    }
-  }
-
-  /**
-   * Is an offloadfs mount of this store up at the mount path? Read from
-   * /proc/self/mountinfo on every call (a mount comes and goes): the last
-   * mount at that path must be a FUSE offloadfs mount whose source (fsname,
-   * the store's real path unless -o fsname said otherwise) is this store.
+   * Is a mount serving this store and namespace up at the mount path? The
+   * mount table is read on every call (a mount comes and goes): the last
+   * mount at that path must be a FUSE mount, and say (through the CLI, once
+   * per mount) that it serves this store and namespace.
    */
   async #mountUp() {
     if (this.#stuck > 0) return false;
+    const id = await this.#mountId();
+    if (id === null) return false;
+    const v = this.#verdicts.get(id);
+    if (v?.asking) return v.asking;
+    if (v && Date.now() < v.until) return v.serves;
+    const asking = this.#askMount(id);
+    this.#verdicts.set(id, { asking });
+    return asking;
+  }
+
+  /**
+   * The identity of the FUSE mount last mounted at the mount path: mount
+   * id, device and the root's ctime (the daemon's start: ids and devices
+   * are reused as soon as a mount goes), or null when none is there or it
+   * does not answer within MOUNT_TIMEOUT_MS (deadMount()).
+   */
+  async #mountId() {
     // Synchronous on purpose: /proc and realpath answer from memory, and
     // fs.promises.readFile of a /proc file costs ten times more (0.6 ms).
     let text;
     try {
       text = readFileSync("/proc/self/mountinfo", "utf8");
     } catch {
-      return false;
+      return null;
     }
     let where = this.#mount;
     try {
       where = path.join(realpathSync(path.dirname(this.#mount)), path.basename(this.#mount));
     } catch { /* the parent is missing: nothing is mounted there */ }
-    let store = this.#store;
-    try { store = realpathSync(this.#store); } catch { /* not created yet */ }
-    let up = false;
     let dev = null;
     for (const line of text.split("\n")) {
       const f = line.split(" ");
       if (f.length < 10 || unescapeMountinfo(f[4]) !== where) continue;
       const dash = f.indexOf("-", 6);
       if (dash === -1) continue;
-      const fstype = f[dash + 1];
-      const source = unescapeMountinfo(f[dash + 2] ?? "");
-      up = (fstype === "fuse.offloadfs" || (fstype.startsWith("fuse") && source === store)) &&
-        (!source.startsWith("/") || source === store);
-      dev = `${f[0]} ${f[2]}`; // mount id and device: a remount gets new ones
+      dev = f[dash + 1].startsWith("fuse") ? `${f[0]} ${f[2]}` : null;
     }
-    if (!up || dev === this.#foreignDev) return false;
-    this.#lastDev = dev;
-    return true;
+    if (dev === null) return null;
+    try {
+      const st = await this.#onMount(() => fsp.stat(this.#mount, { bigint: true }));
+      return `${dev} ${st.ctimeNs}`;
+    } catch {
+      return null; // gone or stopped: the CLI answers
+    }
+  }
+
+  /**
+   * Asks the CLI whether the mount ID (#mountId()) serves this store and
+   * namespace (`agentlink stats --json`, its "mount" member: the mount's
+   * own user.offloadfs.* attributes) and remembers the answer. A CLI that
+   * fails (no store yet) is asked again on the next call.
+   */
+  async #askMount(id) {
+    const r = await runCli(this.#cli, this.#cliArgs("--json", "stats"));
+    let m = null;
+    if (r.code === 0) {
+      try { m = JSON.parse(r.stdout.toString("utf8")).mount ?? null; } catch { /* no answer */ }
+    }
+    const serves = m?.serves === true;
+    // The answer is about the mount there when the CLI looked: keep it only
+    // when that is still the mount this call found.
+    if (!m || (await this.#mountId()) !== id) {
+      this.#verdicts.delete(id);
+      return false;
+    }
+    const said = serves || typeof m.store === "string";
+    if (this.#verdicts.size >= MOUNT_VERDICTS_MAX) this.#verdicts.delete(this.#verdicts.keys().next().value);
+    this.#verdicts.set(id, { serves, until: said ? Infinity : Date.now() + MOUNT_RECHECK_MS });
+    return serves;
   }
 
   /**
@@ -765,10 +827,10 @@ export class OffloadBackend {
           });
         } catch (e) {
           if (e.code === "ENOENT") {
-            // Never written, or the mount shows another namespace: ask the store.
+            // Never written, or by a writer the mount has not caught up
+            // with yet (it did not answer the writer in time): ask the store.
             const s = await this.#stat(k.key);
             if (s.missing || s.error) return this.#missing(filePath, k.key);
-            this.#foreignDev = this.#lastDev;
             viaMount = false;
             attempt--;
             continue;

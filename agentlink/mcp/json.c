@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -429,6 +430,35 @@ int mcp_json_string_decode(const char *s, size_t n, al_buf *b)
         }
     }
     return b->failed ? ENOMEM : 0;
+}
+
+int mcp_json_escape_flaw(const char *s, size_t n, char *what, size_t whatsz)
+{
+    const char *p = memchr(s, '\\', n);
+    while (p && (size_t)(p - s) + 1 < n) {
+        size_t i = (size_t)(p - s);
+        if (s[i + 1] == 'u' && i + 6 <= n) {
+            unsigned cp = hex4(s + i + 2);
+            int high = cp >= 0xd800 && cp < 0xdc00;
+            if (cp == 0) {
+                snprintf(what, whatsz, "a NUL character (\\u0000)");
+                return 1;
+            }
+            if (high && i + 12 <= n && s[i + 6] == '\\' && s[i + 7] == 'u' &&
+                hex4(s + i + 8) >= 0xdc00 && hex4(s + i + 8) < 0xe000) {
+                i += 6; /* a pair: one character */
+            } else if (cp >= 0xd800 && cp < 0xe000) {
+                snprintf(what, whatsz, "an ill-formed escape (\\u%.4s: a lone UTF-16 "
+                         "surrogate, no character)", s + i + 2);
+                return 1;
+            }
+            i += 6;
+        } else {
+            i += 2; /* \\, \", \n, ...: one escape, whatever follows */
+        }
+        p = i < n ? memchr(s + i, '\\', n - i) : NULL;
+    }
+    return 0;
 }
 
 void mcp_json_string_encode(al_buf *b, const char *s, size_t n)

@@ -66,6 +66,7 @@
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- JSON scanning (json.c) ------------------------------------------
  * S is a message of N bytes, not NUL-terminated. Positions are offsets. */
@@ -132,6 +133,15 @@ int mcp_json_string_is(const char *s, size_t n, const char *name);
  * \u escapes become UTF-8, a lone surrogate U+FFFD). Returns 0, EINVAL
  * (not a string token) or ENOMEM (B failed). */
 int mcp_json_string_decode(const char *s, size_t n, al_buf *b);
+
+/* Whether the JSON text [S, S+N) (valid: mcp_json_skip checked it) holds,
+ * in any of its strings, an escape a C string cannot carry as it is: \u0000
+ * (a NUL would cut it) or a lone surrogate (\ud800 with no low half after
+ * it, or a low half alone: no character at all, which cJSON refuses and
+ * mcp_json_string_decode turns into U+FFFD). Returns 0 when none does; 1
+ * with the first one described in WHAT (WHATSZ bytes, 64 are enough) as
+ * words such as "a NUL character (\u0000)". */
+int mcp_json_escape_flaw(const char *s, size_t n, char *what, size_t whatsz);
 
 /* Appends the N bytes at S to B as a JSON string token: quotes, escapes
  * for '"', '\\' and control characters; bytes that are not valid UTF-8
@@ -267,13 +277,32 @@ typedef struct mcp_relay_opts {
  * output is delivered, and returns the proxy's exit status: the server's
  * own status, 128+N when signal N ended it, 127 when it cannot be run (no
  * such file) and 126 when it can be found but not run (messages on
- * stderr). SIGINT, SIGTERM and SIGHUP received are sent on to the server;
- * the client closing its side closes the server's stdin, and the relay
- * waits for the server to exit (MCP "Lifecycle", stdio shutdown): when it
- * has not exited MCP_TERM_AFTER_MS later it gets SIGTERM, and SIGKILL
- * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. */
+ * stderr). The server runs in a process group of its own (its pid), and
+ * every signal the relay sends goes to that whole group: SIGINT, SIGTERM
+ * and SIGHUP received are sent on to it; the client closing its side
+ * closes the server's stdin, and the relay waits for the server to exit
+ * (MCP "Lifecycle", stdio shutdown): when it has not exited
+ * MCP_TERM_AFTER_MS later the group gets SIGTERM, and SIGKILL
+ * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. Once
+ * the server has exited, what is left of its group is stopped
+ * (mcp_group_stop) before this returns: no process the server started
+ * outlives the proxy unless it left the group (setsid, setpgid). */
 #define MCP_TERM_AFTER_MS 3000
 #define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
+
+/* ---- The server's process group (group.c) ----------------------------- */
+/* 1 when a process other than LEADER runs in process group PG (zombies
+ * do not count), 0 when none does, -1 when /proc cannot be read. */
+int mcp_group_running(pid_t pg, pid_t leader);
+
+/* Stops what still runs in process group PG, whose leader CMD (for the
+ * messages) has exited and is held unreaped by the caller, so that PG
+ * cannot name another group meanwhile: nothing when no other process runs
+ * in it; else SIGTERM (and SIGCONT) to the group, and SIGKILL when some
+ * still runs KILL_AFTER_MS later (when /proc cannot be read: at once after
+ * that wait). Says what it does on stderr. Blocks at most KILL_AFTER_MS
+ * plus one /proc scan. */
+void mcp_group_stop(pid_t pg, const char *cmd, int kill_after_ms);
 
 #endif

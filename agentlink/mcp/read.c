@@ -55,6 +55,39 @@ static int int_arg(const cJSON *args, const char *name, uint64_t def, uint64_t *
     return 0;
 }
 
+/* Refuses arguments whose text cJSON would cut (a NUL: "99\u0000" would
+ * search for "99") or not parse at all (a lone surrogate), naming the
+ * argument: ARGS is the arguments' JSON text (LEN bytes). Returns 0 when
+ * there is none (or ARGS is no object: parse_args says so), else -1 with
+ * the message in B. */
+static int refuse_escapes(const char *args, size_t len, al_buf *b)
+{
+    mcp_json_iter it;
+    size_t ks, ke, vs, ve;
+    char what[96];
+    al_buf name = {0};
+    int r;
+    if (mcp_json_iter_begin(&it, args, len, 0) || it.close != '}')
+        return 0;
+    while ((r = mcp_json_iter_next(&it, &ks, &ke, &vs, &ve)) == 1) {
+        if (mcp_json_escape_flaw(args + ks, ke - ks, what, sizeof what)) {
+            al_buf_addf(b, MCP_READ_TOOL ": an argument's name holds %s; the arguments are "
+                        "\"path\", \"offset\", \"limit\" and \"pattern\"", what);
+            return -1;
+        }
+        if (mcp_json_escape_flaw(args + vs, ve - vs, what, sizeof what)) {
+            if (mcp_json_string_decode(args + ks, ke - ks, &name) == 0)
+                al_buf_addc(&name, '\0');
+            al_buf_addf(b, MCP_READ_TOOL ": \"%.64s\" holds %s, which no offloaded result's "
+                        "path, key or pattern can hold: send the text without it",
+                        name.failed || !name.p ? "?" : name.p, what);
+            al_buf_release(&name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Checks the arguments; on a refusal B holds the message. */
 static int parse_args(const cJSON *args, rq *r, al_buf *b)
 {
@@ -288,6 +321,8 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, ch
 
     *text = NULL;
     budget = budget > READ_FRAME + READ_MIN ? budget - READ_FRAME : READ_MIN;
+    if (args && refuse_escapes(args, len, &b))
+        goto done;
     j = args ? cJSON_ParseWithLength(args, len) : NULL;
     if (parse_args(j, &r, &b))
         goto done;

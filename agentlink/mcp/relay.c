@@ -62,8 +62,10 @@ typedef struct relay {
     side c2s, s2c;
     al_buf answers;          /* read tool answers for the client */
     size_t answers_off;      /* of answers, bytes written */
-    pid_t child;
-    int status, reaped;
+    pid_t child;             /* also the server's process group */
+    int status, reaped;      /* reaped: it exited, and is held as a zombie
+                                until the end, so that its pid cannot name
+                                another process group while we signal it */
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
     int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
@@ -121,18 +123,19 @@ static void signals_reset(relay *r)
     r->sigfd = sig_wfd = -1;
 }
 
+/* Notes that the server exited, leaving it a zombie (WNOWAIT): its status
+ * is collected by mcp_relay_run() once the group is stopped. */
 static void reap(relay *r)
 {
-    int st;
-    pid_t p;
+    siginfo_t si;
     if (r->reaped)
         return;
-    while ((p = waitpid(r->child, &st, WNOHANG)) < 0 && errno == EINTR)
+    si.si_pid = 0;
+    while (waitid(P_PID, (id_t)r->child, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+           errno == EINTR)
         ;
-    if (p == r->child) {
+    if (si.si_pid == r->child)
         r->reaped = 1;
-        r->status = st;
-    }
 }
 
 static void signals_drain(relay *r)
@@ -143,8 +146,9 @@ static void signals_drain(relay *r)
         for (ssize_t i = 0; i < n; i++) {
             if (c[i] == SIGCHLD)
                 reap(r);
-            else if (!r->reaped)
-                kill(r->child, c[i]); /* SIGINT, SIGTERM, SIGHUP: the server's to handle */
+            else /* SIGINT, SIGTERM, SIGHUP: the server's group's to handle, as
+                    a terminal sends them to its whole foreground group */
+                kill(-r->child, c[i]);
         }
 }
 
@@ -157,7 +161,8 @@ static void child_exec(int in, int out, int errfd, char *const *argv)
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
     sigset_t none;
     int e;
-    if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+    /* A group of its own, which stopping the server stops whole. */
+    if (setpgid(0, 0) < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
         goto fail;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
@@ -190,6 +195,9 @@ static int spawn(relay *r, char *const *argv)
     }
     if (r->child == 0)
         child_exec(in[0], out[1], ep[1], argv);
+    /* Also here: no signal sent to the group before the child ran may miss
+     * it (EACCES once it has exec'd: it did it itself). */
+    setpgid(r->child, r->child);
     close(ep[1]);
     ep[1] = -1;
     while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
@@ -460,21 +468,22 @@ static void maybe_close_child_in(relay *r)
         side_close_out(d);
 }
 
-/* The server did not exit after its stdin closed: SIGTERM, then SIGKILL
- * (mcp.h). Returns the poll timeout until the next step, or -1. */
+/* The server did not exit after its stdin closed: SIGTERM, then SIGKILL,
+ * to its whole process group (mcp.h). Returns the poll timeout until the
+ * next step, or -1. */
 static int stop_server(relay *r, long closed_at)
 {
     long waited = ms_now() - closed_at;
     if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
               r->cmd, MCP_TERM_AFTER_MS);
-        kill(r->child, SIGTERM);
+        kill(-r->child, SIGTERM);
         r->stop_step = 1;
     }
     if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
               MCP_KILL_AFTER_MS);
-        kill(r->child, SIGKILL);
+        kill(-r->child, SIGKILL);
         r->stop_step = 2;
     }
     if (r->stop_step == 2)
@@ -594,15 +603,17 @@ int mcp_relay_run(const mcp_relay_opts *o)
     r.s2c.in = -1;
     /* Wait for the server; what is left of the client's input is moot. */
     while (!r.reaped) {
-        int st;
-        pid_t p = waitpid(r.child, &st, 0);
-        if (p == r.child) {
+        siginfo_t si = {.si_pid = 0};
+        if (waitid(P_PID, (id_t)r.child, &si, WEXITED | WNOWAIT) == 0)
             r.reaped = 1;
-            r.status = st;
-        } else if (p < 0 && errno != EINTR) {
+        else if (errno != EINTR)
             break;
-        }
     }
+    /* What it started and left running goes with it (held as a zombie, its
+     * pid still names the group). */
+    mcp_group_stop(r.child, r.cmd, MCP_KILL_AFTER_MS);
+    while (waitpid(r.child, &r.status, 0) < 0 && errno == EINTR)
+        ;
     signals_reset(&r);
     if (WIFSIGNALED(r.status)) {
         ex = 128 + WTERMSIG(r.status);

@@ -896,7 +896,11 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
         mcp_json_members(s, j->n, ps, call_names, 2, ap, NULL) || !ap[0].end ||
         !(tool = dup_string(j, ap[0].start, ap[0].end)))
         return 0;
-    if (rw->read_tool && !rw->server_read_tool && !batch && strcmp(tool, MCP_READ_TOOL) == 0) {
+    /* Matched on the JSON token, not the C string: a name with a NUL
+     * ("read_offloaded_result\u0000x") is not the read tool but the
+     * server's to answer. */
+    if (rw->read_tool && !rw->server_read_tool && !batch &&
+        mcp_json_string_is(s + ap[0].start, ap[0].end - ap[0].start, MCP_READ_TOOL)) {
         free(tool);
         answer_read(j, is, ie, ap[1].start, ap[1].end, out, outlen);
         return *out != NULL;

@@ -214,11 +214,32 @@ def _take_string(ptr, length=None):
         _load().al_free(ptr)
 
 
+class _TextError(UnicodeEncodeError):
+    """A str argument (key, reference, namespace, tool, path) that is not
+    well-formed text: it holds a lone surrogate, which no UTF-8 can hold.
+    Still a UnicodeEncodeError, so a ValueError, for code that catches
+    those; its message says what is wrong instead of the codec's words."""
+
+    def __init__(self, what, value, err):
+        super().__init__(err.encoding, err.object, err.start, err.end, err.reason)
+        self.message = (
+            "%s %r is not well-formed text: it holds a lone surrogate U+%04X at index %d, "
+            "which is no character and has no UTF-8 form (U+DC80-U+DCFF, as os.fsdecode() "
+            "makes them, stand for bytes and are taken as such); use a %s made of whole "
+            "characters, or bytes" % (what, value, ord(value[err.start]), err.start, what))
+
+    def __str__(self):
+        return self.message
+
+
 def _bytes(value, what):
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape")
+        try:
+            return value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            raise _TextError(what, value, e) from None
     raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
 
 
@@ -500,7 +521,9 @@ class ToolResultStore:
         through the key derivation of 'agentlink key', and the path returned
         names the derived key (read() of the path, or of KEY itself, finds
         it). An absolute KEY or one with a ".." component raises ValueError,
-        as Haystack's FileSystemToolResultStore does."""
+        as Haystack's FileSystemToolResultStore does. A str KEY holding a lone
+        surrogate (not U+DC80-U+DCFF) is not text: UnicodeEncodeError (a
+        ValueError) saying so, where it is and what to do."""
         data = _data(content, "content")
         skey = _store_key(key)
         path = ctypes.c_void_p()

@@ -465,5 +465,45 @@ class Robustness(Base):
         self.assertEqual(r.returncode, 0)
 
 
+class KeyText(Base):
+    """A str key holding a lone surrogate is no text: write and read refuse
+    it with a message that says so, where and what to do, and the error is
+    still a UnicodeEncodeError (a ValueError). Nothing is stored, and the
+    name with U+FFFD in its place keeps its own result."""
+
+    WANT = ("key 'p\\ud800.txt' is not well-formed text: it holds a lone surrogate U+D800 at "
+            "index 1, which is no character and has no UTF-8 form (U+DC80-U+DCFF, as "
+            "os.fsdecode() makes them, stand for bytes and are taken as such); use a key made "
+            "of whole characters, or bytes")
+
+    def test_write_refuses_a_key_with_a_lone_surrogate_saying_why(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        store.write(key="p\ufffd.txt", content="B")
+        with self.assertRaises(UnicodeEncodeError) as cm:
+            store.write(key="p\ud800.txt", content="A")
+        self.assertEqual(str(cm.exception), self.WANT)
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual((cm.exception.start, cm.exception.end), (1, 2))
+        self.assertEqual(store.read("p\ufffd.txt"), "B")
+        listed = self.cli("ls").stdout.decode().splitlines()
+        self.assertEqual([line.split("\t")[0] for line in listed], ["p\ufffd.txt"])
+
+    def test_read_path_of_and_namespace_say_the_same(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        with self.assertRaisesRegex(UnicodeEncodeError, r"^reference 'q\\udfff' is not well-formed "
+                                    r"text: it holds a lone surrogate U\+DFFF at index 1"):
+            store.read("q\udfff")
+        with self.assertRaisesRegex(ValueError, r"^key 'x\\udbff' is not well-formed text"):
+            store.path_of("x\udbff")
+        with self.assertRaisesRegex(ValueError, r"^namespace 'n\\ud800' is not well-formed text"):
+            agentlink.ToolResultStore(store=self.dir, namespace="n\ud800")
+
+    def test_surrogateescape_bytes_are_still_taken(self):
+        store = agentlink.ToolResultStore(store=self.dir)
+        path = store.write(key="raw\udcff", content="bytes")
+        self.assertEqual(store.read(path), "bytes")
+        self.assertEqual(store.read(b"raw\xff"), "bytes")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -20,6 +20,9 @@ export const NS_MOUNT = need("OFL_NS_MOUNT");
 /** Another store, mounted at OTHER_MOUNT. */
 export const OTHER_STORE = need("OFL_OTHER_STORE");
 export const OTHER_MOUNT = need("OFL_OTHER_MOUNT");
+/** A third store, mounted at FOO_MOUNT with -o fsname=foo (its source in mountinfo). */
+export const FOO_STORE = need("OFL_FOO_STORE");
+export const FOO_MOUNT = need("OFL_FOO_MOUNT");
 /** A store with a small bound (BOUND bytes), mounted at BOUND_MOUNT. */
 export const BOUND_STORE = need("OFL_BOUND_STORE");
 export const BOUND_MOUNT = need("OFL_BOUND_MOUNT");

@@ -35,6 +35,7 @@ t_check "stores made" test -d "$S" -a -d "$O" -a -d "$SB"
 t_check "mount the main store" m_mount "$S" "$T_TMP/mnt"
 t_check "mount its namespace ns" m_mount "$S" "$T_TMP/nsmnt" -o namespace=ns
 t_check "mount another store" m_mount "$O" "$T_TMP/othermnt"
+FS=$(m_store foo) && t_check "mount a third store as -o fsname=foo" m_mount "$FS" "$T_TMP/foomnt" -o fsname=foo
 t_check "mount the small-bound store" m_mount "$SB" "$T_TMP/boundmnt"
 # A mount whose daemon died: still listed, every access ENOTCONN.
 DS=$(m_store dead) && t_check "mount a store, then kill its daemon" m_mount "$DS" "$T_TMP/deadmnt" &&
@@ -43,6 +44,7 @@ DS=$(m_store dead) && t_check "mount a store, then kill its daemon" m_mount "$DS
 export OFL_AGENTLINK=$AL_BIN OFL_TMP=$T_TMP OFL_BOUND=$BOUND
 export OFL_STORE=$S OFL_MOUNT=$T_TMP/mnt OFL_NS_MOUNT=$T_TMP/nsmnt
 export OFL_OTHER_STORE=$O OFL_OTHER_MOUNT=$T_TMP/othermnt
+export OFL_FOO_STORE=$FS OFL_FOO_MOUNT=$T_TMP/foomnt
 export OFL_BOUND_STORE=$SB OFL_BOUND_MOUNT=$T_TMP/boundmnt
 export OFL_DEAD_STORE=$DS OFL_DEAD_MOUNT=$T_TMP/deadmnt
 export OFL_STOP_STORE=$PS OFL_STOP_MOUNT=$T_TMP/stopmnt OFL_STOP_PID=${M_PIDS[$T_TMP/stopmnt]}
@@ -57,7 +59,7 @@ done
 
 fusermount3 -uz "$T_TMP/deadmnt"
 kill -CONT "$OFL_STOP_PID" 2>/dev/null # whatever a failed test left
-for m in mnt nsmnt othermnt boundmnt stopmnt; do
+for m in mnt nsmnt othermnt foomnt boundmnt stopmnt; do
     m_umount "$T_TMP/$m"; rc=$?
     t_eq "offloadfs on $m exits 0 after unmount" "$rc" 0
 done
