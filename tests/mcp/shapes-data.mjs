@@ -159,6 +159,8 @@ const TEXT_TOOLS = {
             { type: 'resource', resource: { uri: 'file:///shapes/report.txt', mimeType: 'text/plain', text: reportText(200_000) } },
         ],
     }),
+    // Numbered text lines, args.bytes of them (default 1 MiB): a plain large text result.
+    shape_text: (args) => ({ content: [{ type: 'text', text: reportText(args.bytes ?? 1 << 20) }] }),
     // One line: args.kind 'a' (200 KB of 'a', slow for the pattern a+b) or 'mixed'.
     shape_line: (args) => ({ content: [{ type: 'text', text: args.kind === 'a' ? 'a'.repeat(args.bytes ?? 200_000) : mixedLine(args.bytes ?? 200_000) }] }),
 };
