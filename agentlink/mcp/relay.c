@@ -599,7 +599,7 @@ static void loop(relay *r)
             return;
         if (r->reaped) {
             long left = GRACE_MS - (ms_now() - reaped_at);
-            if (left <= 0 && !r->s2c.op && r->answers.len == 0)
+            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
                 return; /* something else holds the server's stdout open */
             timeout = left > 0 ? (int)left : 100;
         }

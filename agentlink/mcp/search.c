@@ -102,9 +102,15 @@ static void child(int wfd, pid_t parent, const char *data, size_t len, const reg
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before the line above */
         _exit(1);
+    /* None of the relay's descriptors: a pipe end held here would keep the
+     * server from seeing its input end, or the client its output, while
+     * the search runs. Standard error stays (sanitizers report there). */
+    close_range(0, 1, 0);
+    if (wfd > 3)
+        close_range(3, (unsigned)wfd - 1, 0);
+    close_range((unsigned)wfd + 1, ~0u, 0);
     search(data, len, re, offset, max, f);
-    (void)wfd; /* closed by _exit: the parent's poll sees the hang-up */
-    _exit(0);
+    _exit(0); /* closes WFD: the parent's poll sees the hang-up */
 }
 
 /* A search under way: its child, the shared table, the pipe whose
