@@ -152,9 +152,11 @@ static void signals_drain(relay *r)
         for (ssize_t i = 0; i < n; i++) {
             if (c[i] == SIGCHLD)
                 reap(r);
-            else /* SIGINT, SIGTERM, SIGHUP: the server's group's to handle, as
-                    a terminal sends them to its whole foreground group */
-                r->sent = c[i], kill(-r->child, c[i]);
+            else { /* SIGINT, SIGTERM, SIGHUP: the server's group's to handle, as
+                      a terminal sends them to its whole foreground group */
+                r->sent = c[i];
+                kill(-r->child, c[i]);
+            }
         }
 }
 
