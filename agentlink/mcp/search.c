@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,18 +98,24 @@ static void child(int wfd, pid_t parent, const char *data, size_t len, const reg
                   uint64_t offset, uint64_t max, found *f)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    struct rlimit rl;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL); /* never the parent's handlers */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before the line above */
         _exit(1);
-    /* None of the relay's descriptors: a pipe end held here would keep the
-     * server from seeing its input end, or the client its output, while
-     * the search runs. Standard error stays (sanitizers report there). */
-    close_range(0, 1, 0);
+    /* None of the relay's pipes: the end of the server's stdin held here
+     * would keep the server from seeing its input end while the search
+     * runs. The standard descriptors stay (the client's, which the relay
+     * holds until every search has answered anyway; under valgrind the
+     * child fails without them). */
     if (wfd > 3)
         close_range(3, (unsigned)wfd - 1, 0);
-    close_range((unsigned)wfd + 1, ~0u, 0);
+    /* Up to the descriptor limit only: a tool such as valgrind keeps its
+     * own descriptors above it, and dies without them. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur > (rlim_t)wfd + 1)
+        close_range((unsigned)wfd + 1, (unsigned)(rl.rlim_cur - 1), 0);
     search(data, len, re, offset, max, f);
     _exit(0); /* closes WFD: the parent's poll sees the hang-up */
 }
@@ -128,44 +135,47 @@ int mcp_search_start(const char *data, size_t len, const regex_t *re, uint64_t o
                      uint64_t max, double seconds, mcp_search_job **out)
 {
     mcp_search_job *j;
+    size_t size;
+    found *f;
     int p[2], e;
-    pid_t self = getpid();
+    pid_t pid, self = getpid();
+    double started;
     *out = NULL;
-    if (max > (SIZE_MAX - sizeof(found)) / sizeof(uint64_t) || !(j = calloc(1, sizeof *j)))
+    if (max > (SIZE_MAX - sizeof(found)) / sizeof(uint64_t))
         return ENOMEM;
-    j->size = sizeof(found) + max * sizeof(uint64_t);
-    j->offset = offset;
-    j->f = mmap(NULL, j->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (j->f == MAP_FAILED) {
-        e = errno;
-        free(j);
-        return e;
-    }
+    size = sizeof(found) + max * sizeof(uint64_t);
+    f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (f == MAP_FAILED)
+        return errno;
     if (pipe2(p, O_CLOEXEC)) {
         e = errno;
-        goto fail;
+        munmap(f, size);
+        return e;
     }
-    j->started = now_s();
-    j->deadline = j->started + seconds;
-    j->pid = fork();
-    if (j->pid < 0) {
-        e = errno;
+    started = now_s();
+    /* The job is allocated after the fork, in the parent only: a block the
+     * child cannot reach would count as a leak in its exit's report. */
+    pid = fork();
+    if (pid == 0) {
         close(p[0]);
-        close(p[1]);
-        goto fail;
+        child(p[1], self, data, len, re, offset, max, f);
     }
-    if (j->pid == 0) {
-        close(p[0]);
-        child(p[1], self, data, len, re, offset, max, j->f);
-    }
+    e = pid < 0 ? errno : 0;
     close(p[1]);
-    j->fd = p[0];
+    if (pid > 0 && !(j = calloc(1, sizeof *j))) {
+        e = ENOMEM;
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (e) {
+        close(p[0]);
+        munmap(f, size);
+        return e;
+    }
+    *j = (mcp_search_job){pid, p[0], f, size, offset, started, started + seconds};
     *out = j;
     return 0;
-fail:
-    munmap(j->f, j->size);
-    free(j);
-    return e;
 }
 
 int mcp_search_job_fd(const mcp_search_job *j)
