@@ -15,13 +15,17 @@ REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I.
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
-REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
+# The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
+REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
+                  $(REQ_LIBS_STORE)
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
+# The Prometheus formatter, linked into the daemon and the CLI.
+METRICS_SRC := $(wildcard metrics/*.c)
 # Each part builds from its own directory: agentlink/ is the library,
 # agentlink/mcp/ the MCP proxy (an internal static library linked only into
 # the command, its tests and its fuzz target), agentlink/cli/ the command.
@@ -31,12 +35,13 @@ AL_CLI_SRC := $(wildcard agentlink/cli/*.c)
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
+METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
 TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
-             tests/fs/test_*.c)
+             tests/fs/test_*.c tests/metrics/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
@@ -77,12 +82,12 @@ $(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
 $(B)/libmcp.a: $(MCP_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/agentlink: $(AL_CLI_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
+$(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
 
 # The daemon reads the policy file with agentlink's own loader (fs/config.c).
-$(B)/offloadfs: $(FS_OBJ) $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
+$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -94,6 +99,9 @@ $(B)/tests/agentlink/%: tests/agentlink/%.c $(B)/libagentlink.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
+$(B)/tests/metrics/%: tests/metrics/%.c $(METRICS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(METRICS_OBJ) -lcmocka
 $(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(B)/libagentlink.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmcp.a $(B)/libagentlink.a \

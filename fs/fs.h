@@ -9,7 +9,8 @@
  * store; wake.c holds the socket through which writers wake the watcher
  * and wait for it (read-your-writes); asuser.c runs a piece of work on a
  * thread acting as another user (a root daemon's changes in a user's
- * STORE/wake are made as that user).
+ * STORE/wake are made as that user); metrics.c serves GET /metrics
+ * (-o metrics=HOST:PORT) from the counters the handlers keep.
  *
  * Caveats
  * =======
@@ -39,6 +40,10 @@
  *   pages the kernel may be reading). Both can wait for an answer from this
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
+ * - The metrics server (-o metrics) is one more thread, libmicrohttpd's: it
+ *   never waits on the mount, reads the store in short read transactions,
+ *   and is stopped as soon as the session loop ends, before the store
+ *   closes.
  *
  * Invariants of the handlers and threads
  * ======================================
@@ -178,6 +183,34 @@ struct ofs_prefetch {
     char *buf;                 /* one piece of a value being pushed */
 };
 
+/* What the handlers count for the metrics (metrics.c, metrics/prom.h):
+ * relaxed atomics, added to with ofs_count() and only loaded by a scrape,
+ * so counting costs a request one uncontended add and a scrape never
+ * makes it wait. Counted whether or not metrics are served. */
+struct ofs_counters {
+    _Atomic uint64_t reads;           /* read requests answered with data */
+    _Atomic uint64_t read_bytes;      /* bytes they returned */
+    _Atomic uint64_t evicted_reads;   /* lookups, opens, reads answered ENODATA */
+    _Atomic uint64_t missing_lookups; /* lookups answered ENOENT */
+};
+
+/* Adds N to counter C. */
+static inline void ofs_count(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+struct MHD_Daemon;
+
+/* The metrics endpoint (metrics.c). Lives inside struct ofs; private to
+ * metrics.c. Zero-filled: off. */
+struct ofs_metrics {
+    int bound;                 /* listen_fd is open */
+    int listen_fd;             /* bound before mounting */
+    struct MHD_Daemon *httpd;  /* the server, once started */
+    char url[320];             /* http://HOST:PORT/metrics, for the log */
+};
+
 /* The daemon state: one per mount, reached from a request through
  * ofs_from_req(). Set up by main.c before the session loop starts; only the
  * atomics change afterwards. */
@@ -201,6 +234,8 @@ struct ofs {
     struct ofs_watch watch;
     struct ofs_wake wake;
     struct ofs_prefetch prefetch;
+    struct ofs_counters count;
+    struct ofs_metrics metrics;
 };
 
 /* The daemon state of a request. Never NULL inside a handler. */
@@ -329,6 +364,26 @@ void ofs_wake_answer(struct ofs *fs, uint64_t generation);
  * directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
+
+/* ---- metrics.c -------------------------------------------------------- */
+
+/* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a name or an
+ * address, [v6] in brackets; PORT 0 picks a free port) and binds a
+ * listening TCP socket there, into M. Run before mounting. Returns 0; or
+ * EINVAL (ARG malformed, HOST unknown: a usage error) or the errno value
+ * of socket(), bind() or listen() (EADDRINUSE, EADDRNOTAVAIL, EACCES),
+ * after printing why on stderr. Release with ofs_metrics_stop(). */
+int ofs_metrics_listen(struct ofs_metrics *m, const char *arg);
+
+/* Starts serving GET /metrics on the socket ofs_metrics_listen() bound
+ * (nothing to do when it did not run): libmicrohttpd's own thread, all
+ * signals blocked in it. fs->st must be open. Logs the URL
+ * (FUSE_LOG_INFO). Returns 0, or EIO when the server could not start. */
+int ofs_metrics_start(struct ofs *fs);
+
+/* Stops the server (waiting for a scrape under way) and closes the
+ * socket. Safe to call twice, and when nothing was bound or started. */
+void ofs_metrics_stop(struct ofs *fs);
 
 /* ---- asuser.c --------------------------------------------------------- */
 

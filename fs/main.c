@@ -46,6 +46,7 @@
 struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
     char *prefetch;    /* -o prefetch=SIZE */
+    char *metrics;     /* -o metrics=HOST:PORT */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
@@ -60,6 +61,7 @@ enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
+    {"metrics=%s", offsetof(struct cli, metrics), 0},
     {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -139,6 +141,10 @@ static void help(const char *prog)
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
            "                           page cache for its first read (default 64M;\n"
            "                           0: never)\n"
+           "    -o metrics=HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics\n"
+           "                           (off by default; name the address: 127.0.0.1:PORT\n"
+           "                           for this host only, 0.0.0.0:PORT for every\n"
+           "                           interface; PORT 0: any free port, logged)\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -411,6 +417,11 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': no wake-up socket in %s/wake (%s): "
                  "writers will not wait for this mount; it shows their writes within "
                  "%u ms\n", store_abs, store_abs, strerror(rc), OFS_WATCH_INTERVAL_MS);
+    if ((rc = ofs_metrics_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the metrics server at %s: %s\n",
+                 fs->metrics.url, strerror(rc));
+        goto out_prefetch;
+    }
     if ((rc = ofs_watch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the change watcher: %s\n",
                  strerror(rc));
@@ -418,6 +429,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     }
     notify_systemd("READY=1");
     ret = serve(se, o);
+    ofs_metrics_stop(fs); /* no scrape reads the store from here on */
     if (ofs_watch_lock_changed(fs))
         ret = 1; /* the watcher's SIGTERM is not a clean stop */
     notify_systemd("STOPPING=1");
@@ -426,6 +438,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     drain(fs);
     ofs_watch_stop(fs);
 out_prefetch:
+    ofs_metrics_stop(fs); /* (again: a no-op) before the store closes */
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:
@@ -514,16 +527,24 @@ int main(int argc, char *argv[])
         goto out;
     state_init(&fs, &c, &o, mnt_abs, conn_opts);
     fs.store_path = store_abs;
+    /* Bound now, so a taken port leaves nothing mounted (metrics.c). */
+    if (c.metrics && (ret = ofs_metrics_listen(&fs.metrics, c.metrics))) {
+        ret = ret == EINVAL ? EXIT_USAGE : 1;
+        goto out;
+    }
+    ret = EXIT_USAGE;
     /* Unknown options are reported here, by libfuse, naming them. */
     if (!(fs.se = fuse_session_new(&args, ofs_ops(), sizeof *ofs_ops(), &fs)))
         goto out;
     ret = run_mounted(&fs, store_abs, &o);
     fuse_session_destroy(fs.se);
 out:
+    ofs_metrics_stop(&fs);
     free(conn_opts);
     free(o.mountpoint);
     free(c.ns);
     free(c.prefetch);
+    free(c.metrics);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

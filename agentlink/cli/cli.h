@@ -33,6 +33,7 @@ enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 #define O_KEEP (1u << 5)
 #define O_MAXI (1u << 6)
 #define O_COMP (1u << 7)
+#define O_PROM (1u << 8)
 
 /* The command line, parsed: NULL or 0 for what was not given. The strings
  * point into argv. */
@@ -40,7 +41,7 @@ enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 typedef struct opts {
     const char *store, *ns, *mount, *config, *tool, *file, *call_id;
     const char *max_total, *max_result, *max_input, *compression;
-    int json, keep;
+    int json, keep, prometheus;
     unsigned given; /* O_* of command-specific options seen */
 } opts;
 

@@ -1,10 +1,12 @@
 /* cmd_store.c -- the commands about the whole store: init and stats. */
 #include "agentlink/cli/cli.h"
+#include "metrics/prom.h"
 
 #include <cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *compression_name(unsigned how)
@@ -135,6 +137,27 @@ static cJSON *mount_json(const al_store *h)
     return m;
 }
 
+/* stats --prometheus: the store's part of the daemon's GET /metrics, the
+ * same families and labels (metrics/prom.h), for node_exporter's textfile
+ * collector and hosts that run no daemon. The store label is the real
+ * path, as the daemon gives it, so both name a store the same way. */
+static int stats_prometheus(al_store *h, const al_stats *s)
+{
+    prom_store_figures f = {s->entries, s->bytes, s->stored_bytes, s->max_total_bytes, 0,
+                            s->evictions, s->removals};
+    char *real;
+    int rc = al_store_puts(h, &f.puts), ex = EX_OK;
+    if (rc)
+        return cli_report(rc, h, NULL);
+    real = realpath(al_store_dir(h), NULL);
+    if (prom_store_write(stdout, &f, real ? real : al_store_dir(h)) || fflush(stdout)) {
+        cli_msg("writing the metrics to stdout failed");
+        ex = EX_FAIL;
+    }
+    free(real);
+    return ex;
+}
+
 int cmd_stats(opts *o, int argc, char **argv)
 {
     uint64_t cfg = 0;
@@ -145,6 +168,8 @@ int cmd_stats(opts *o, int argc, char **argv)
     (void)argc;
     (void)argv;
 
+    if (o->json && o->prometheus)
+        return cli_usage_error("stats takes --json or --prometheus, not both");
     if ((ex = cli_setup(o, &pol, &h)))
         return ex;
     rc = al_store_stats(h, &s);
@@ -152,6 +177,8 @@ int cmd_stats(opts *o, int argc, char **argv)
         rc = al_store_max_result(h, NULL, &cfg);
     if (rc) {
         ex = cli_report(rc, h, NULL);
+    } else if (o->prometheus) {
+        ex = stats_prometheus(h, &s);
     } else if (o->json) {
         cJSON *j = cJSON_CreateObject();
         if (j) {

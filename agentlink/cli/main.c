@@ -31,7 +31,8 @@ static const char usage_text[] =
     "  stat KEY              size, tool, created, original size, truncated\n"
     "  rm KEY...             remove keys\n"
     "  drop-referenced       remove every entry whose path appears in stdin\n"
-    "  stats                 entries, bytes, limits, evictions\n"
+    "  stats [--prometheus]  entries, bytes, limits, evictions; --prometheus: the\n"
+    "                        store's metrics in Prometheus' text format\n"
     "  import DIR [--tool NAME] [--keep]\n"
     "                        move a directory of spilled result files (one file\n"
     "                        per result, key = file name) into the store; --keep\n"
@@ -60,7 +61,7 @@ static const char usage_text[] =
 enum {
     OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
     OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP, OPT_MAX_INPUT,
-    OPT_COMPRESSION,
+    OPT_COMPRESSION, OPT_PROMETHEUS,
 };
 
 /* A command: RUN gets the parsed options and its arguments; WHOLE, when
@@ -85,14 +86,15 @@ static const cmd commands[] = {
     {"stat", cmd_stat, 1, 1, 0, " KEY", NULL},
     {"rm", cmd_rm, 1, -1, 0, " KEY...", NULL},
     {"drop-referenced", cmd_drop, 0, 0, O_MAXI, "", NULL},
-    {"stats", cmd_stats, 0, 0, 0, "", NULL},
+    {"stats", cmd_stats, 0, 0, O_PROM, "", NULL},
     {"import", cmd_import, 1, 1, O_TOOL | O_KEEP, " DIR", NULL},
     {"mcp-proxy", NULL, 0, -1, 0, "", cmd_mcp_proxy},
 };
 
 static const char *const opt_names[] = {"--tool", "--file", "--call-id",
                                         "--max-total-bytes", "--max-result-bytes",
-                                        "--keep", "--max-input-bytes", "--compression"};
+                                        "--keep", "--max-input-bytes", "--compression",
+                                        "--prometheus"};
 
 /* The command of the command line ARGC, ARGV, when it is one that parses
  * the whole line itself (mcp-proxy), else NULL: the first argument that is
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
         {"keep", no_argument, NULL, OPT_KEEP},
         {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT},
         {"compression", required_argument, NULL, OPT_COMPRESSION},
+        {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -165,6 +168,7 @@ int main(int argc, char **argv)
         case OPT_KEEP: o.keep = 1; o.given |= O_KEEP; break;
         case OPT_MAX_INPUT: o.max_input = optarg; o.given |= O_MAXI; break;
         case OPT_COMPRESSION: o.compression = optarg; o.given |= O_COMP; break;
+        case OPT_PROMETHEUS: o.prometheus = 1; o.given |= O_PROM; break;
         case 'h':
             fputs(usage_text, stdout);
             return fflush(stdout) == 0 ? EX_OK : EX_FAIL;

@@ -110,7 +110,7 @@ exec 8<>"$T_TMP/sig.in"
 $AGENTLINK mcp-proxy --store "$ST" -- "$T_TMP/sig.sh" <&8 >/dev/null 2>"$T_TMP/sig.err" &
 proxy=$!
 exec 8>&-
-t_wait_until 10 test "$(wc -l <"$T_TMP/sig.pids" 2>/dev/null)" = 4
+t_wait_until 10 bash -c "[ \"\$(cat '$T_TMP/sig.pids' 2>/dev/null | wc -l)\" = 4 ]"
 kill -INT $proxy
 t_wait_until 10 bash -c "! kill -0 $proxy 2>/dev/null"
 wait $proxy; st=$?

@@ -57,12 +57,40 @@ static void mcp_json_string_should_round_trip(void **state)
     assert_false(mcp_json_string_is("\"names\"", 7, "name"));
 }
 
+static void mcp_json_escape_flaw_should_find_nul_and_lone_surrogates(void **state)
+{
+    static const struct {
+        const char *json, *what; /* what: NULL for none */
+    } cases[] = {
+        {"\"plain\"", NULL},
+        {"{\"a\":\"\\u00e9\\ud83d\\ude00\\n\"}", NULL},   /* a pair is one character */
+        {"\"\\\\u0000\"", NULL},                             /* an escaped backslash, then text */
+        {"\"99\\u0000\"", "a NUL character (\\u0000)"},
+        {"[1, {\"k\\u0000\":2}]", "a NUL character (\\u0000)"},
+        {"\"a\\ud800\"", "an ill-formed escape (\\ud800: a lone UTF-16 surrogate, no character)"},
+        {"\"\\uDBFF\\u0041\"", "an ill-formed escape (\\uDBFF: a lone UTF-16 surrogate, no character)"},
+        {"\"\\udc00x\"", "an ill-formed escape (\\udc00: a lone UTF-16 surrogate, no character)"},
+        {"\"\\ud83d\"", "an ill-formed escape (\\ud83d: a lone UTF-16 surrogate, no character)"},
+    };
+    char what[96];
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *j = cases[i].json;
+        int got = mcp_json_escape_flaw(j, strlen(j), what, sizeof what);
+        if (got != (cases[i].what != NULL))
+            fail_msg("%s: got %d", j, got);
+        if (got)
+            assert_string_equal(what, cases[i].what);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mcp_json_valid_should_follow_the_grammar),
         cmocka_unit_test(mcp_json_skip_should_bound_nesting),
         cmocka_unit_test(mcp_json_string_should_round_trip),
+        cmocka_unit_test(mcp_json_escape_flaw_should_find_nul_and_lone_surrogates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
