@@ -208,13 +208,14 @@ static void read_answer_should_stop_a_search_at_its_deadline(void **state)
 static void search_should_keep_its_deadline_over_a_short_text(void **state)
 {
     size_t n = 16000;
-    char *text = malloc(n);
+    char *text = malloc(n + 1); /* NUL after it, as the store's values have (test above) */
     regex_t re;
     mcp_search s;
     struct timespec t0, t1;
     (void)state;
     assert_non_null(text);
     memset(text, 'a', n);
+    text[n] = '\0';
     assert_null(mcp_pattern_refusal("(.{1,99}){1,100}b"));
     assert_int_equal(regcomp(&re, "(.{1,99}){1,100}b", REG_EXTENDED | REG_NOSUB), 0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
