@@ -11,6 +11,7 @@
 #include "agentlink/cli/cli.h"
 #include "agentlink/mcp/mcp.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -38,6 +39,21 @@ static int mcp_usage_error(const char *what, const char *subject)
             subject ? subject : "", subject ? "'" : "");
     fputs("agentlink: try 'agentlink mcp-proxy --help'\n", stderr);
     return 2;
+}
+
+/* Warns once at start when the store's mount does not serve this store and
+ * namespace (al_store_mount_check: the mount says what it serves): the
+ * pointers would name paths that lead nowhere, or to other results. */
+static void mount_warn(const al_store *h)
+{
+    al_mount_info info = {0};
+    int rc = al_store_mount_check(h, 2000, &info);
+    if (rc && rc != ENOMEM)
+        fprintf(stderr, "agentlink: mcp-proxy: warning: the pointers name paths under the "
+                "mount '%s', which does not serve store '%s' namespace '%s': %s; mount the "
+                "store there or give --mount\n", al_store_mount(h), al_store_dir(h),
+                al_store_namespace(h), info.why ? info.why : al_strerror(rc));
+    al_mount_info_release(&info);
 }
 
 /* Fills a closed stdin, stdout or stderr with /dev/null (as fs/mount.c
@@ -144,6 +160,8 @@ int cmd_mcp_proxy(int argc, char **argv)
                 "unchanged\n", set.store ? set.store : "(default)", al_strerror(rc));
         h = NULL;
     }
+    if (h)
+        mount_warn(h);
     if ((rc = mcp_rewriter_new(&rw, h, pol, read_tool))) {
         fprintf(stderr, "agentlink: mcp-proxy: %s\n", al_strerror(rc));
         ex = 1;

@@ -7,31 +7,37 @@
  *                  message, and the JSON string codec. Nothing is parsed
  *                  into a tree: what is not rewritten is never re-encoded.
  *   rewrite.c      the rewriter: sees one message (one line, without its
- *     read.c       newline) at a time and says what to do with it: pass it
- *                  on byte for byte, send a rewritten copy instead, or
- *                  answer it itself (the read tool). It never touches a
- *                  descriptor, so tests and the fuzzer drive it directly.
+ *     result.c     newline) at a time and says what to do with it: pass it
+ *     structured.c on byte for byte, send a rewritten copy instead, answer
+ *     read.c       it itself (the read tool), or answer it later (a read
+ *     job.c        tool search). It never touches a descriptor, so tests
+ *                  and the fuzzer drive it directly.
  *   relay.c        the relay: one poll() loop over the client's stdin and
- *                  stdout, the child's stdin and stdout and a signal pipe;
- *                  splits lines, asks the rewriter, writes without blocking.
+ *                  stdout, the child's stdin and stdout, a signal pipe and
+ *                  the read tool's running searches; splits lines, asks the
+ *                  rewriter, writes without blocking.
  *
  * What is rewritten (everything else passes byte for byte, batches too):
  * - the result of a "tools/call" the client sent (matched by its id; ids
- *   are compared by value: numbers as numbers, strings as strings). When
- *   the text parts of "content", joined with "\n", are over the offload
- *   policy under the called tool's name, they are stored as one result and
- *   replaced by one text part holding the pointer text; every other part
- *   (image, audio, resource, resource_link, ...) follows it unchanged.
- *   "structuredContent", when over the policy on its own, keeps its shape:
- *   its longest string values are replaced by the pointer text (a string
- *   equal to the stored text by that same pointer, any other by a pointer
- *   to its own entry) until it is within the policy; numbers, booleans,
- *   keys and array lengths are never changed, so a structure that is over
- *   the budget through many small values passes as it is (logged).
- * - the result of a "tools/list" (read tool on): the last page (no
- *   "nextCursor") gains the tool "read_offloaded_result".
+ *   are compared by value: numbers as numbers, strings as strings), and of
+ *   a "tasks/result" for a task such a call created, judged as a whole
+ *   under the called tool's name: its text (the text parts and the texts
+ *   of embedded resources, joined with "\n") plus its "structuredContent"
+ *   (less the data of images and audio inside it). When the text alone is
+ *   over the policy it is stored as one result and one text part holding
+ *   the pointer text takes the place of those parts; every other part
+ *   (image, audio, resource_link, a resource blob) follows it unchanged.
+ *   When what is left is still over, the structuredContent is stored whole
+ *   (its JSON as the server sent it) and replaced by a small object that
+ *   names it and carries its media (structured.c). Nothing else is stored.
+ * - the result of a "tools/list": each outputSchema (of a tool the policy
+ *   may offload) also admits that object (mcp_sc_schema()), so clients
+ *   that validate structuredContent accept both; with the read tool on,
+ *   the last page (no "nextCursor") gains the tool "read_offloaded_result".
  * - a "tools/call" of "read_offloaded_result" (read tool on, not inside a
- *   batch) is answered by the proxy, never forwarded.
+ *   batch) is answered by the proxy, never forwarded; with a pattern, its
+ *   answer comes once the search (in a child) ends, while other messages
+ *   flow (MCP_DEFER).
  *
  * Keys: an offloaded text is stored under the key derived (al_key_derive)
  * from "mcp-TOOL-NONCE-N": NONCE is 64 random bits drawn when the rewriter
@@ -52,8 +58,7 @@
  *   one text written canonically (as JSON.stringify does) is decoded over
  *   its own bytes; any other offloaded text costs its decoded size once
  *   more; the store holds a copy of what it writes while it writes. A
- *   structuredContent string holding the same text is recognised by its
- *   bytes, not decoded again.
+ *   structuredContent stored is written from the message's own bytes.
  * - The read tool is not answered inside a JSON-RPC batch (MCP dropped
  *   batches in 2025-06-18): such a call goes to the server.
  */
@@ -164,6 +169,44 @@ size_t mcp_json_string_decode_in_place(char *s, size_t n);
  * over them: S[0, N) holds that token again, byte for byte. */
 void mcp_json_string_encode_back(char *s, size_t dlen, size_t n);
 
+/* ---- structuredContent as a whole (structured.c) ------------------------
+ * A structuredContent over the budget is stored whole (its JSON exactly as
+ * the server sent it) and replaced by the object mcp_sc_pointer() writes;
+ * tools/list gives each tool's outputSchema a second branch that admits
+ * that object (mcp_sc_schema()), so a client that validates results
+ * against the schema (the official SDKs do) accepts both. Media objects
+ * inside it ({"type": "image" or "audio", "data": ...}) are never counted
+ * nor replaced: they follow the pointer unchanged. */
+
+/* What mcp_sc_scan_value() found in a value. */
+typedef struct mcp_sc_scan {
+    uint64_t bytes;       /* the value's bytes, less its media "data" strings */
+    uint64_t chars;       /* UTF-8 characters of those bytes */
+    uint64_t media_bytes; /* bytes of the media "data" strings */
+    mcp_json_span *media; /* the media objects, in order (yours); NMEDIA of them */
+    size_t nmedia;
+} mcp_sc_scan;
+
+/* Scans the (checked) value at [VS, VE) of S (N bytes). Returns 0 or
+ * ENOMEM; release *OUT with mcp_sc_scan_release() either way. */
+int mcp_sc_scan_value(const char *s, size_t n, size_t vs, size_t ve, mcp_sc_scan *out);
+void mcp_sc_scan_release(mcp_sc_scan *sc);
+
+/* Appends to B the object that stands for a structuredContent of BYTES
+ * bytes stored at PATH: {"offloaded": {"what": "structuredContent",
+ * "path": PATH, "bytes": BYTES, "read": a sentence saying how to read it
+ * (naming the read tool when READ_TOOL)}, "media": [SC's media objects,
+ * copied from S, when any]}. A failed append sets B->failed. */
+void mcp_sc_pointer(al_buf *b, const char *path, uint64_t bytes, int read_tool, const char *s,
+                    const mcp_sc_scan *sc);
+
+/* Appends to B the outputSchema object at [OS, OE) of S (N bytes, checked)
+ * made to admit what mcp_sc_pointer() writes as well: {"type": "object",
+ * its "$schema", "$id", "$defs" and "definitions" (which must stay at the
+ * root), "anyOf": [the schema without those, the pointer's schema]}.
+ * Returns 0, EINVAL (not an object) or ENOMEM. */
+int mcp_sc_schema(al_buf *b, const char *s, size_t n, size_t os, size_t oe);
+
 /* ---- The rewriter (rewrite.c, read.c) --------------------------- */
 typedef struct mcp_rewriter mcp_rewriter;
 
@@ -183,13 +226,35 @@ void mcp_rewriter_free(mcp_rewriter *rw);
 #define MCP_PASS 0    /* send the message on, byte for byte */
 #define MCP_REPLACE 1 /* send TEXT on instead */
 #define MCP_ANSWER 2  /* send nothing on; send TEXT back to where it came from */
+#define MCP_DEFER 3   /* send nothing on; LATER makes the answer for where it came from */
+
+/* A read tool answer whose pattern search runs (rewrite.c): the relay
+ * polls mcp_later_fd() beside its other descriptors, with a timeout up to
+ * mcp_later_deadline(), and then calls mcp_later_answer(). It belongs to
+ * its rewriter, which must outlive it. */
+typedef struct mcp_later mcp_later;
 
 typedef struct mcp_verdict {
-    int action;  /* MCP_PASS, MCP_REPLACE or MCP_ANSWER */
+    int action;  /* MCP_PASS, MCP_REPLACE, MCP_ANSWER or MCP_DEFER */
     char *text;  /* REPLACE, ANSWER: a message without newline, yours */
     size_t len;  /* its length */
     char *note;  /* NULL, or a line for the log (no newline), yours */
+    mcp_later *later; /* DEFER: the answer being made, yours */
 } mcp_verdict;
+
+/* The descriptor that polls readable once L's search has ended. */
+int mcp_later_fd(const mcp_later *l);
+
+/* When L's search is stopped, in mcp_search_now()'s seconds. */
+double mcp_later_deadline(const mcp_later *l);
+
+/* Finishes L (waiting for its search until its deadline at most) and sets
+ * *OUT to the JSON-RPC answer message, without newline (yours), and *OUTLEN
+ * to its length. Frees L. Returns 0 or ENOMEM (*OUT NULL, L freed). */
+int mcp_later_answer(mcp_later *l, char **out, size_t *outlen);
+
+/* Stops L's search and frees L (NULL is fine). */
+void mcp_later_free(mcp_later *l);
 
 /* Hands the rewriter one message of LEN bytes at LINE (its newline
  * excluded), from the client (mcp_rewriter_client) or from the server
@@ -237,6 +302,43 @@ char *mcp_read_tool_def(const al_store *h);
 int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
                     char **text, size_t *tlen, int *is_error);
 
+/* BYTE_OFFSET (0-based) and BYTE_LIMIT (default: what fits) ask for a byte
+ * range instead of lines, and may not be given with offset, limit or
+ * pattern (an error answer says so). The answer is a header line naming
+ * the range ("PATH: bytes A-B of N ...", and how many of its bytes are not
+ * valid UTF-8 and shown as U+FFFD, when any), the bytes [A, B) exactly,
+ * then a line in brackets: the call that reads on, or the end. At most
+ * BUDGET bytes are shown; a range cut there ends at a character boundary
+ * when one is within 4 bytes. A line clipped in a line answer names the
+ * byte_offset call that reads the rest of it. */
+
+/* A read tool answer whose pattern search is running (read.c). */
+typedef struct mcp_read_op mcp_read_op;
+
+/* As mcp_read_answer(), without waiting for a pattern search: either the
+ * answer is done (*OP NULL, *TEXT, *TLEN, *IS_ERROR set as there), or a
+ * search runs in a child and *OP (yours) holds everything the answer
+ * needs: finish it with mcp_read_op_finish() once mcp_read_op_fd() polls
+ * readable (POLLIN or POLLHUP: the child ended) or mcp_read_op_deadline()
+ * has passed, or drop it with mcp_read_op_free(). *OP holds a copy of the
+ * stored result until then. Returns 0 or ENOMEM (*OP NULL, *TEXT NULL). */
+int mcp_read_begin(al_store *h, const char *args, size_t len, size_t budget, mcp_read_op **op,
+                   char **text, size_t *tlen, int *is_error);
+
+/* The descriptor that polls readable when OP's search has ended. */
+int mcp_read_op_fd(const mcp_read_op *op);
+
+/* When OP's search is stopped, in mcp_search_now()'s seconds. */
+double mcp_read_op_deadline(const mcp_read_op *op);
+
+/* Ends OP's search (waiting until its deadline at most, then killing it),
+ * writes the answer as mcp_read_answer() does and frees OP. Returns 0 or
+ * ENOMEM (OP freed all the same). */
+int mcp_read_op_finish(mcp_read_op *op, char **text, size_t *tlen, int *is_error);
+
+/* Kills and reaps OP's search and frees OP (NULL is fine). */
+void mcp_read_op_free(mcp_read_op *op);
+
 /* Why the read tool will not run the ERE P, as words that follow
  * "\"pattern\" ", or NULL when it may: a back-reference (\1 to \9, a glibc
  * extension that makes regexec() exponential), groups nested more than 64
@@ -248,6 +350,10 @@ const char *mcp_pattern_refusal(const char *p);
 
 /* Seconds a pattern search of the read tool may run. */
 #define MCP_SEARCH_SECONDS 5.0
+
+/* Pattern searches of the read tool that may run at once; a call past that
+ * is answered with an error that says to call again. */
+#define MCP_SEARCHES 4u
 
 /* What a pattern search found. */
 typedef struct mcp_search {
@@ -270,6 +376,31 @@ typedef struct mcp_search {
 int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t offset,
                    uint64_t max, double seconds, mcp_search *out);
 void mcp_search_release(mcp_search *s);
+
+/* mcp_search_run() in two halves, so that a caller with other work (the
+ * relay) need not wait: mcp_search_start() forks the search and returns
+ * at once: 0 and *OUT (yours), or an errno (fork, mmap, pipe, ENOMEM).
+ * DATA and RE must stay valid until the job is finished or cancelled. */
+typedef struct mcp_search_job mcp_search_job;
+int mcp_search_start(const char *data, size_t len, const regex_t *re, uint64_t offset,
+                     uint64_t max, double seconds, mcp_search_job **out);
+
+/* A descriptor that polls readable (POLLHUP) once J's child has ended. */
+int mcp_search_job_fd(const mcp_search_job *j);
+
+/* When J must end, in mcp_search_now()'s seconds. */
+double mcp_search_job_deadline(const mcp_search_job *j);
+
+/* Seconds of CLOCK_MONOTONIC. */
+double mcp_search_now(void);
+
+/* Ends J: with WAIT, waits for its child until the deadline; a child still
+ * running then is killed (OUT->stopped). Fills OUT as mcp_search_run()
+ * does, reaps the child and frees J. Returns 0 or ENOMEM (J freed). */
+int mcp_search_finish(mcp_search_job *j, int wait, mcp_search *out);
+
+/* Kills J's child at once, reaps it and frees J (NULL is fine). */
+void mcp_search_cancel(mcp_search_job *j);
 
 /* ---- The relay (relay.c) -------------------------------------------- */
 typedef struct mcp_relay_opts {

@@ -4,8 +4,11 @@
  * lines shown, the lines as "N<TAB>TEXT", and a last line saying how to go
  * on (the exact arguments of the next call) or that the result ends there.
  * Its lines never take more than the budget, so the answer itself never
- * needs offloading; a line longer than the budget is clipped and says how
- * to read the rest of it through the mount. */
+ * needs offloading; a line longer than the budget is clipped and names the
+ * byte_offset call that reads on (minified JSON and base64 are one line).
+ * A byte range answers exactly its bytes, the same way framed. A pattern
+ * search runs in a child (search.c): mcp_read_begin() returns while it
+ * runs, so the relay serves other messages meanwhile. */
 #include "agentlink/mcp/mcp.h"
 
 #include <cJSON.h>
@@ -18,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
+
 /* Room kept outside the budget for the header and the last line. */
 #define READ_FRAME 512u
 /* The smallest budget of lines, whatever the policy says. */
@@ -28,7 +33,22 @@ typedef struct rq {
     uint64_t offset;     /* first line, 1-based */
     uint64_t limit;      /* lines (matching lines with a pattern) */
     const char *pattern; /* NULL: every line */
+    int bytes;           /* byte_offset or byte_limit given: a byte range */
+    uint64_t byte_offset, byte_limit; /* byte_limit 0: as many as fit */
 } rq;
+
+/* An answer whose pattern search runs in a child (mcp_read_begin). */
+struct mcp_read_op {
+    cJSON *args;          /* holds R's strings */
+    rq r;
+    void *data;           /* the stored text, DLEN bytes */
+    size_t dlen, budget;
+    al_entry e;
+    uint64_t lines;
+    char *path;           /* its path under the mount */
+    regex_t re;
+    mcp_search_job *job;
+};
 
 static int answer(al_buf *b, char **text, size_t *tlen, int *is_error, int err)
 {
@@ -36,22 +56,26 @@ static int answer(al_buf *b, char **text, size_t *tlen, int *is_error, int err)
     return al_buf_detach(b, text, tlen);
 }
 
-/* An integer argument: absent (DEF), else a whole number >= 1. */
-static int int_arg(const cJSON *args, const char *name, uint64_t def, uint64_t *out,
-                   al_buf *b)
+/* An integer argument: absent (DEF; *GIVEN 0), else a whole number >= MIN. */
+static int int_arg(const cJSON *args, const char *name, uint64_t def, double min,
+                   uint64_t *out, int *given, al_buf *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+    *given = 0;
     if (!v || cJSON_IsNull(v)) {
         *out = def;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 9e15 ||
+    if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > 9e15 ||
         floor(v->valuedouble) != v->valuedouble) {
-        al_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least 1%s",
-                    name, strcmp(name, "offset") == 0 ? " (the first line is 1)" : "");
+        al_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least %.0f%s",
+                    name, min, strcmp(name, "offset") == 0 ? " (the first line is 1)"
+                               : strcmp(name, "byte_offset") == 0 ? " (the first byte is 0)"
+                                                                  : "");
         return -1;
     }
     *out = (uint64_t)v->valuedouble;
+    *given = 1;
     return 0;
 }
 
@@ -93,15 +117,24 @@ static int parse_args(const cJSON *args, rq *r, al_buf *b)
 {
     const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
     const cJSON *pat = cJSON_GetObjectItemCaseSensitive(args, "pattern");
+    int g[4];
     if (!cJSON_IsObject(args) || !cJSON_IsString(path) || !path->valuestring[0]) {
         al_buf_adds(b, MCP_READ_TOOL " needs \"path\": the path the offloaded result's "
                     "pointer names (or its bare key), as a string");
         return -1;
     }
     r->path = path->valuestring;
-    if (int_arg(args, "offset", 1, &r->offset, b) || int_arg(args, "limit", MCP_READ_LIMIT,
-                                                             &r->limit, b))
+    if (int_arg(args, "offset", 1, 1, &r->offset, &g[0], b) ||
+        int_arg(args, "limit", MCP_READ_LIMIT, 1, &r->limit, &g[1], b) ||
+        int_arg(args, "byte_offset", 0, 0, &r->byte_offset, &g[2], b) ||
+        int_arg(args, "byte_limit", 0, 1, &r->byte_limit, &g[3], b))
         return -1;
+    r->bytes = g[2] || g[3];
+    if (r->bytes && (g[0] || g[1] || (pat && !cJSON_IsNull(pat)))) {
+        al_buf_adds(b, MCP_READ_TOOL ": give either \"byte_offset\"/\"byte_limit\" (a byte "
+                    "range) or \"offset\"/\"limit\"/\"pattern\" (lines), not both");
+        return -1;
+    }
     if (pat && !cJSON_IsNull(pat)) {
         if (!cJSON_IsString(pat)) {
             al_buf_adds(b, MCP_READ_TOOL ": \"pattern\" must be a string (a POSIX extended "
@@ -187,6 +220,15 @@ static void say_cut(al_buf *b, const al_entry *e, int searched)
                 e->original_size, e->size, searched ? ", and only that was searched" : "");
 }
 
+/* The arguments of a call that reads LIMIT bytes from byte OFFSET, as JSON. */
+static void say_bytes_call(al_buf *b, const char *path, uint64_t offset, uint64_t limit)
+{
+    al_buf_adds(b, "{\"path\": ");
+    mcp_json_string_encode(b, path, strlen(path));
+    al_buf_addf(b, ", \"byte_offset\": %" PRIu64 ", \"byte_limit\": %" PRIu64 "}", offset,
+                limit);
+}
+
 /* The arguments of a call that goes on from line OFFSET, as JSON. */
 static void say_call(al_buf *b, const rq *r, const char *path, uint64_t offset)
 {
@@ -264,9 +306,10 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
             size_t room = budget > used + (size_t)nn + 1 ? budget - used - (size_t)nn - 1 : 0;
             size_t c = utf8_clip(line, ll, room);
             al_buf_add(&body, line, c);
-            al_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; "
-                        "the rest: tail -c +%zu of the line, e.g. sed -n '%" PRIu64
-                        "p' %s | tail -c +%zu]\n", lineno, c, ll, c + 1, lineno, path, c + 1);
+            al_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; the "
+                        "rest: call " MCP_READ_TOOL " with ", lineno, c, ll);
+            say_bytes_call(&body, path, (uint64_t)(line - data) + c, ll - c);
+            al_buf_adds(&body, "]\n");
             used = budget;
         } else {
             al_buf_add(&body, line, ll);
@@ -288,14 +331,122 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
     return b->failed ? ENOMEM : 0;
 }
 
-/* Runs the pattern search for the request, for as many matches as an
- * answer within BUDGET can show and one more. On failure B says why. */
-static int search(al_buf *b, const char *data, size_t len, const rq *r, const regex_t *re,
-                  size_t budget, mcp_search *found)
+/* Bytes among the N at S that are not part of a valid UTF-8 sequence (each
+ * shown as U+FFFD by the JSON encoder). */
+static size_t invalid_utf8(const char *s, size_t n)
 {
-    uint64_t max = budget / 3 + 1; /* a shown line takes 3 bytes at least */
-    int rc = mcp_search_run(data, len, re, r->offset, (r->limit < max ? r->limit : max) + 1,
-                            MCP_SEARCH_SECONDS, found);
+    size_t bad = 0, i = 0;
+    while (i < n) {
+        size_t q = (unsigned char)s[i] < 0x80 ? 1 : store_utf8_len(s + i, n - i);
+        if (q == 0) {
+            bad++;
+            q = 1;
+        }
+        i += q;
+    }
+    return bad;
+}
+
+/* Writes the byte range the request asks for into B: a header line, the
+ * bytes exactly, and a last line saying how to go on. At most BUDGET bytes
+ * are shown; a range cut there ends at a character boundary (when one is
+ * near), and the next call starts where it ends. */
+static int emit_bytes(al_buf *b, const char *data, size_t len, const rq *r, size_t budget,
+                      const char *path, const al_entry *e)
+{
+    uint64_t a = r->byte_offset, want, show, end;
+    size_t bad;
+    if (a >= len) {
+        al_buf_addf(b, "%s: has %zu bytes: byte_offset %" PRIu64 " is past its end\n", path,
+                    len, a);
+        al_buf_adds(b, "[end of the result]");
+        return b->failed ? ENOMEM : 0;
+    }
+    want = len - a;
+    if (r->byte_limit && r->byte_limit < want)
+        want = r->byte_limit;
+    show = want;
+    if (show > budget) {
+        show = utf8_clip(data + a, (size_t)want, budget);
+        if (show + 4 <= budget) /* no boundary near: cut anyway, U+FFFD said */
+            show = budget;
+    }
+    end = a + show;
+    bad = invalid_utf8(data + a, (size_t)show);
+    al_buf_addf(b, "%s: bytes %" PRIu64 "-%" PRIu64 " of %zu (byte_offset %" PRIu64 ", %" PRIu64
+                " bytes)", path, a, end, len, a, show);
+    if (bad)
+        al_buf_addf(b, "; %zu byte%s of this range %s not valid UTF-8 (a character cut at "
+                    "its edge, or binary data), shown as U+FFFD", bad, bad == 1 ? "" : "s",
+                    bad == 1 ? "is" : "are");
+    al_buf_addc(b, '\n');
+    al_buf_add(b, data + a, (size_t)show);
+    al_buf_addc(b, '\n');
+    if (show < want) {
+        al_buf_adds(b, "[more bytes of the range follow: call " MCP_READ_TOOL " with ");
+        say_bytes_call(b, path, end, r->byte_limit ? r->byte_limit - show : budget);
+        al_buf_adds(b, " to continue]");
+    } else if (end < len) {
+        al_buf_addf(b, "[the range ends here; the result goes on for %" PRIu64 " bytes: call "
+                    MCP_READ_TOOL " with ", (uint64_t)len - end);
+        say_bytes_call(b, path, end, r->byte_limit ? r->byte_limit : budget);
+        al_buf_adds(b, " to read on]");
+    } else {
+        al_buf_adds(b, e->truncated ? "[end of the stored result, which was cut when stored]"
+                                    : "[end of the result]");
+    }
+    return b->failed ? ENOMEM : 0;
+}
+
+void mcp_read_op_free(mcp_read_op *op)
+{
+    if (!op)
+        return;
+    if (op->job) {
+        mcp_search_cancel(op->job);
+        regfree(&op->re);
+    }
+    al_free(op->data);
+    al_free(op->path);
+    cJSON_Delete(op->args);
+    free(op);
+}
+
+int mcp_read_op_fd(const mcp_read_op *op)
+{
+    return mcp_search_job_fd(op->job);
+}
+
+double mcp_read_op_deadline(const mcp_read_op *op)
+{
+    return mcp_search_job_deadline(op->job);
+}
+
+int mcp_read_op_finish(mcp_read_op *op, char **text, size_t *tlen, int *is_error)
+{
+    mcp_search found;
+    al_buf b = {0};
+    int rc = mcp_search_finish(op->job, 1, &found);
+    op->job = NULL;
+    regfree(&op->re);
+    if (rc == ENOMEM)
+        b.failed = 1;
+    else
+        emit_lines(&b, op->data, op->dlen, &op->r, &found, op->budget, op->path, op->lines,
+                   &op->e);
+    mcp_search_release(&found);
+    mcp_read_op_free(op);
+    return answer(&b, text, tlen, is_error, 0);
+}
+
+/* Starts the pattern search of OP, for as many matches as an answer within
+ * its budget can show and one more. On failure B says why. */
+static int search_start(al_buf *b, mcp_read_op *op)
+{
+    uint64_t max = op->budget / 3 + 1; /* a shown line takes 3 bytes at least */
+    int rc = mcp_search_start(op->data, op->dlen, &op->re, op->r.offset,
+                              (op->r.limit < max ? op->r.limit : max) + 1, MCP_SEARCH_SECONDS,
+                              &op->job);
     if (rc == ENOMEM)
         b->failed = 1;
     else if (rc)
@@ -303,92 +454,101 @@ static int search(al_buf *b, const char *data, size_t len, const rq *r, const re
     return rc;
 }
 
-int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, char **text,
-                    size_t *tlen, int *is_error)
+/* Compiles the request's pattern into OP->re; on a refusal B says why. */
+static int compile(al_buf *b, mcp_read_op *op)
 {
-    cJSON *j = NULL;
-    rq r = {0};
-    al_buf b = {0};
-    char *key = NULL;
-    void *data = NULL;
-    size_t dlen = 0;
-    al_entry e;
-    al_textinfo ti;
-    regex_t re;
-    const char *refusal;
-    mcp_search found = {0};
-    int have_re = 0, rc, err = 1;
+    const char *refusal = mcp_pattern_refusal(op->r.pattern);
+    int c;
+    if (refusal) {
+        al_buf_addf(b, MCP_READ_TOOL ": \"pattern\" %s", refusal);
+        return -1;
+    }
+    c = regcomp(&op->re, op->r.pattern, REG_EXTENDED | REG_NOSUB);
+    if (c) {
+        char why[256];
+        regerror(c, &op->re, why, sizeof why);
+        al_buf_addf(b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
+                    "expression: %s", why);
+        return -1;
+    }
+    return 0;
+}
 
-    *text = NULL;
-    budget = budget > READ_FRAME + READ_MIN ? budget - READ_FRAME : READ_MIN;
-    if (args && refuse_escapes(args, len, &b))
-        goto done;
-    j = args ? cJSON_ParseWithLength(args, len) : NULL;
-    if (parse_args(j, &r, &b))
-        goto done;
-    if (!h) {
-        al_buf_addf(&b, "Cannot read %s: the proxy has no store open.", r.path);
-        goto done;
-    }
-    if (r.pattern && (refusal = mcp_pattern_refusal(r.pattern))) {
-        al_buf_addf(&b, MCP_READ_TOOL ": \"pattern\" %s", refusal);
-        goto done;
-    }
-    if (r.pattern) {
-        int c = regcomp(&re, r.pattern, REG_EXTENDED | REG_NOSUB);
-        if (c) {
-            char why[256];
-            regerror(c, &re, why, sizeof why);
-            al_buf_addf(&b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
-                        "expression: %s", why);
-            goto done;
-        }
-        have_re = 1;
-    }
-    rc = al_store_key_of(h, r.path, &key);
-    if (rc == AL_ENOTMOUNT) {
-        al_buf_addf(&b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
-                    r.path, al_store_mount(h));
-        goto done;
-    }
-    if (rc == ENOMEM) {
-        b.failed = 1;
-        goto done;
-    }
-    if (rc) {
-        al_buf_addf(&b, "%s is not an offloaded result's path: its key %s.", r.path,
+/* Reads the entry the request names into OP; on failure B says why. */
+static int fetch(al_buf *b, al_store *h, mcp_read_op *op)
+{
+    char *key = NULL;
+    al_textinfo ti;
+    int rc = al_store_key_of(h, op->r.path, &key);
+    if (rc == AL_ENOTMOUNT)
+        al_buf_addf(b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
+                    op->r.path, al_store_mount(h));
+    else if (rc == ENOMEM)
+        b->failed = 1;
+    else if (rc)
+        al_buf_addf(b, "%s is not an offloaded result's path: its key %s.", op->r.path,
                     al_strerror(rc));
-        goto done;
-    }
-    rc = al_store_get(h, key, &data, &dlen, &e);
+    if (rc)
+        return rc;
+    rc = al_store_get(h, key, &op->data, &op->dlen, &op->e);
     if (rc) {
         if (rc == ENOMEM)
-            b.failed = 1;
-        say_unreadable(&b, h, r.path, rc, &e);
+            b->failed = 1;
+        say_unreadable(b, h, op->r.path, rc, &op->e);
+    } else if ((rc = al_store_path_of(h, key, &op->path))) {
+        b->failed = 1;
+    } else {
+        al_text_info(op->data, op->dlen, &ti);
+        op->lines = ti.lines;
+    }
+    al_free(key);
+    return rc;
+}
+
+int mcp_read_begin(al_store *h, const char *args, size_t len, size_t budget, mcp_read_op **out,
+                   char **text, size_t *tlen, int *is_error)
+{
+    mcp_read_op *op = calloc(1, sizeof *op);
+    al_buf b = {0};
+    int err = 1, have_re = 0;
+
+    *out = NULL;
+    *text = NULL;
+    if (!op)
+        return ENOMEM;
+    op->budget = budget > READ_FRAME + READ_MIN ? budget - READ_FRAME : READ_MIN;
+    if (args && refuse_escapes(args, len, &b))
+        goto done;
+    op->args = args ? cJSON_ParseWithLength(args, len) : NULL;
+    if (parse_args(op->args, &op->r, &b))
+        goto done;
+    if (!h) {
+        al_buf_addf(&b, "Cannot read %s: the proxy has no store open.", op->r.path);
         goto done;
     }
-    al_text_info(data, dlen, &ti);
-    {
-        char *path = NULL;
-        if (al_store_path_of(h, key, &path)) {
-            b.failed = 1;
+    if (op->r.pattern && compile(&b, op))
+        goto done;
+    have_re = op->r.pattern != NULL;
+    if (fetch(&b, h, op))
+        goto done;
+    if (have_re) {
+        if (search_start(&b, op))
             goto done;
-        }
-        if (have_re && (rc = search(&b, data, dlen, &r, &re, budget, &found))) {
-            al_free(path);
-            goto done;
-        }
-        emit_lines(&b, data, dlen, &r, have_re ? &found : NULL, budget, path, ti.lines, &e);
-        mcp_search_release(&found);
-        al_free(path);
+        have_re = 0; /* the op holds it now */
+        *out = op;
+        al_buf_release(&b);
+        return 0;
     }
+    if (op->r.bytes)
+        emit_bytes(&b, op->data, op->dlen, &op->r, op->budget, op->path, &op->e);
+    else
+        emit_lines(&b, op->data, op->dlen, &op->r, NULL, op->budget, op->path, op->lines,
+                   &op->e);
     err = 0;
 done:
     if (have_re)
-        regfree(&re);
-    al_free(data);
-    al_free(key);
-    cJSON_Delete(j);
+        regfree(&op->re);
+    mcp_read_op_free(op);
     return answer(&b, text, tlen, is_error, err);
 }
 
@@ -401,7 +561,9 @@ char *mcp_read_tool_def(const al_store *h)
     al_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
                 "stored under %s (the text that replaced it names its path). Returns "
                 "numbered lines: page with offset and limit, or keep only the lines "
-                "matching pattern (a POSIX extended regular expression). A result that "
+                "matching pattern (a POSIX extended regular expression); or exact bytes "
+                "with byte_offset and byte_limit (for a line too long for one answer, such "
+                "as minified JSON or base64). A result that "
                 "was evicted must be produced again by running its tool again.", mount);
     al_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
     mcp_json_string_encode(&b, d.p ? d.p : "", d.len);
@@ -417,10 +579,28 @@ char *mcp_read_tool_def(const al_store *h)
                 "matching lines.\"},"
                 "\"pattern\":{\"type\":\"string\",\"description\":\"Optional POSIX "
                 "extended regular expression: only the lines matching it are "
-                "returned, with their line numbers.\"}},"
+                "returned, with their line numbers.\"},"
+                "\"byte_offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+                "\"Instead of lines: the first byte to read, 0-based. The answer holds "
+                "exactly the bytes asked for (invalid UTF-8 shown as U+FFFD, and said so) "
+                "and names the call that reads on: a line too long for one answer is read "
+                "in pieces this way.\"},"
+                "\"byte_limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+                "\"With byte_offset: how many bytes to read (default: as many as one "
+                "answer holds).\"}},"
                 "\"required\":[\"path\"]}}");
     al_buf_release(&d);
     if (al_buf_detach(&b, &out, NULL))
         return NULL;
     return out;
+}
+
+int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget, char **text,
+                    size_t *tlen, int *is_error)
+{
+    mcp_read_op *op;
+    int rc = mcp_read_begin(h, args, len, budget, &op, text, tlen, is_error);
+    if (rc || !op)
+        return rc;
+    return mcp_read_op_finish(op, text, tlen, is_error);
 }

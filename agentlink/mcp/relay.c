@@ -8,7 +8,10 @@
  * the bytes read, never copied. Memory is the largest line in flight (its
  * buffer grows by a quarter at a time) plus what the rewriter needs for
  * it. Answers of the read tool go to the client between two messages of
- * the server, never inside one. */
+ * the server, never inside one. A read tool search runs in a child: its
+ * pipe is polled with the rest, so every other message keeps flowing
+ * until its answer is ready. The server runs in its own process group;
+ * signals passed on and the proxy's own stop go to that group. */
 #include "agentlink/mcp/mcp.h"
 
 #include <errno.h>
@@ -69,6 +72,9 @@ typedef struct relay {
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
     int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
+    int sent;                /* the last signal the proxy sent the server, or 0 */
+    mcp_later **later;       /* read tool answers whose search runs */
+    size_t nlater, caplater;
 } relay;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -146,9 +152,11 @@ static void signals_drain(relay *r)
         for (ssize_t i = 0; i < n; i++) {
             if (c[i] == SIGCHLD)
                 reap(r);
-            else /* SIGINT, SIGTERM, SIGHUP: the server's group's to handle, as
-                    a terminal sends them to its whole foreground group */
+            else { /* SIGINT, SIGTERM, SIGHUP: the server's group's to handle, as
+                      a terminal sends them to its whole foreground group */
+                r->sent = c[i];
                 kill(-r->child, c[i]);
+            }
         }
 }
 
@@ -337,6 +345,75 @@ static void client_write(relay *r)
         side_write(d);
 }
 
+/* Queues an answer TEXT (LEN bytes, a message) for the client. */
+static void answer_queue(relay *r, const char *text, size_t len)
+{
+    al_buf_add(&r->answers, text, len);
+    al_buf_addc(&r->answers, '\n');
+    if (r->answers.failed) {
+        logf_("out of memory queueing an answer for the client");
+        al_buf_release(&r->answers);
+        r->answers_off = 0;
+    }
+}
+
+/* Keeps L until its search ends. */
+static void later_add(relay *r, mcp_later *l)
+{
+    if (r->nlater == MCP_SEARCHES) { /* the rewriter allows no more: cannot happen */
+        char *text = NULL;
+        size_t len = 0;
+        if (mcp_later_answer(l, &text, &len) == 0)
+            answer_queue(r, text, len);
+        free(text);
+        return;
+    }
+    if (r->nlater == r->caplater) {
+        size_t cap = r->caplater ? r->caplater * 2 : 4;
+        mcp_later **nl = realloc(r->later, cap * sizeof *nl);
+        if (!nl) {
+            logf_("out of memory keeping a read tool answer; it is dropped");
+            mcp_later_free(l);
+            return;
+        }
+        r->later = nl;
+        r->caplater = cap;
+    }
+    r->later[r->nlater++] = l;
+}
+
+/* Answers the read tool calls whose search has ended (READY[i]) or whose
+ * deadline has passed. */
+static void later_pump(relay *r, const int *ready)
+{
+    double now = mcp_search_now();
+    for (size_t i = r->nlater; i-- > 0;) {
+        mcp_later *l = r->later[i];
+        char *text = NULL;
+        size_t len = 0;
+        if (!(ready && ready[i]) && now < mcp_later_deadline(l))
+            continue;
+        r->later[i] = r->later[--r->nlater];
+        if (mcp_later_answer(l, &text, &len))
+            logf_("out of memory answering a read tool call; it is dropped");
+        else
+            answer_queue(r, text, len);
+        free(text);
+    }
+}
+
+/* The poll timeout (ms) until the first search deadline, or -1. */
+static int later_timeout(const relay *r)
+{
+    double now = mcp_search_now(), first = -1;
+    for (size_t i = 0; i < r->nlater; i++) {
+        double left = mcp_later_deadline(r->later[i]) - now;
+        if (first < 0 || left < first)
+            first = left < 0 ? 0 : left;
+    }
+    return first < 0 ? -1 : (int)(first * 1000) + 1;
+}
+
 /* Decides what to send for the line of LL bytes at the front of D (plus
  * its newline when NL). */
 static void side_take(relay *r, side *d, size_t ll, int nl)
@@ -360,14 +437,14 @@ static void side_take(relay *r, side *d, size_t ll, int nl)
         d->olen = v.len + 1;
         d->consume = ll + (size_t)nl;
         v.text = NULL;
+    } else if (v.action == MCP_DEFER && v.later) {
+        later_add(r, v.later);
+        v.later = NULL;
+        d->op = line; /* nothing to send on: drop the line */
+        d->olen = 0;
+        d->consume = ll + (size_t)nl;
     } else if (v.action == MCP_ANSWER && v.text) {
-        al_buf_add(&r->answers, v.text, v.len);
-        al_buf_addc(&r->answers, '\n');
-        if (r->answers.failed) {
-            logf_("out of memory queueing an answer for the client");
-            al_buf_release(&r->answers);
-            r->answers_off = 0;
-        }
+        answer_queue(r, v.text, v.len);
         d->op = line; /* nothing to send on: drop the line */
         d->olen = 0;
         d->consume = ll + (size_t)nl;
@@ -449,7 +526,8 @@ static ssize_t side_read(side *d)
 /* ---- the loop -------------------------------------------------------------- */
 static int finished(relay *r)
 {
-    return r->reaped && r->s2c.eof && r->s2c.len == 0 && !r->s2c.op && r->answers.len == 0;
+    return r->reaped && r->s2c.eof && r->s2c.len == 0 && !r->s2c.op && r->answers.len == 0 &&
+           r->nlater == 0;
 }
 
 static long ms_now(void)
@@ -477,12 +555,14 @@ static int stop_server(relay *r, long closed_at)
     if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
               r->cmd, MCP_TERM_AFTER_MS);
+        r->sent = SIGTERM;
         kill(-r->child, SIGTERM);
         r->stop_step = 1;
     }
     if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
               MCP_KILL_AFTER_MS);
+        r->sent = SIGKILL;
         kill(-r->child, SIGKILL);
         r->stop_step = 2;
     }
@@ -496,8 +576,9 @@ static void loop(relay *r)
 {
     long reaped_at = -1, closed_at = -1;
     for (;;) {
-        struct pollfd pf[5];
-        int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1;
+        struct pollfd pf[5 + MCP_SEARCHES];
+        int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1, lt, fl = -1;
+        int ready[MCP_SEARCHES] = {0};
 
         side_pump(r, &r->c2s);
         side_pump(r, &r->s2c);
@@ -520,10 +601,13 @@ static void loop(relay *r)
             return;
         if (r->reaped) {
             long left = GRACE_MS - (ms_now() - reaped_at);
-            if (left <= 0 && !r->s2c.op && r->answers.len == 0)
+            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
                 return; /* something else holds the server's stdout open */
             timeout = left > 0 ? (int)left : 100;
         }
+        lt = later_timeout(r);
+        if (lt >= 0 && (timeout < 0 || lt < timeout))
+            timeout = lt;
 
         pf[npf] = (struct pollfd){r->sigfd, POLLIN, 0};
         npf++;
@@ -543,6 +627,9 @@ static void loop(relay *r)
             os = npf;
             pf[npf++] = (struct pollfd){r->s2c.out, (short)(r->s2c.op || r->answers.len ? POLLOUT : 0), 0};
         }
+        fl = npf; /* the searches: their pipes hang up when they end */
+        for (size_t i = 0; i < r->nlater; i++)
+            pf[npf++] = (struct pollfd){mcp_later_fd(r->later[i]), POLLIN, 0};
         if (poll(pf, (nfds_t)npf, timeout) < 0) {
             if (errno != EINTR) {
                 logf_("poll: %s", strerror(errno));
@@ -568,6 +655,10 @@ static void loop(relay *r)
             client_write(r);
         else if (os >= 0 && (pf[os].revents & (POLLERR | POLLHUP | POLLNVAL)))
             r->s2c.dead = 1;
+        for (size_t i = 0; i < r->nlater; i++)
+            ready[i] = pf[fl + (int)i].revents != 0;
+        if (r->nlater)
+            later_pump(r, ready);
     }
 }
 
@@ -615,7 +706,15 @@ int mcp_relay_run(const mcp_relay_opts *o)
     while (waitpid(r.child, &r.status, 0) < 0 && errno == EINTR)
         ;
     signals_reset(&r);
-    if (WIFSIGNALED(r.status)) {
+    if (WIFSIGNALED(r.status) && WTERMSIG(r.status) == r.sent) {
+        /* The end of a session: the client's SIGTERM (or a Ctrl-C) passed
+         * on, or the proxy's own after the client closed. */
+        ex = 128 + WTERMSIG(r.status);
+        logf_("the server '%s' stopped on SIG%s, %s", r.cmd, signame(r.sent),
+              r.stop_step ? "sent by the proxy as the session ended (it had not exited after "
+                            "its stdin closed)"
+                          : "passed on by the proxy, which received it");
+    } else if (WIFSIGNALED(r.status)) {
         ex = 128 + WTERMSIG(r.status);
         logf_("the server '%s' was killed by signal %d (SIG%s)", r.cmd, WTERMSIG(r.status),
               signame(WTERMSIG(r.status)));
@@ -630,5 +729,8 @@ int mcp_relay_run(const mcp_relay_opts *o)
     free(r.c2s.owned);
     free(r.s2c.owned);
     al_buf_release(&r.answers);
+    for (size_t i = 0; i < r.nlater; i++)
+        mcp_later_free(r.later[i]);
+    free(r.later);
     return ex;
 }

@@ -5,11 +5,9 @@
  * is MCP_PASS, which the relay sends on byte for byte. A rewrite is a list
  * of edits (byte ranges of the message and their new text) applied in one
  * splice, so every byte outside the edited values is the server's own. */
-#include "agentlink/mcp/mcp.h"
-#include "store/store.h"
+#include "agentlink/mcp/job.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,131 +15,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-enum { REQ_CALL = 1, REQ_LIST = 2 };
-
-typedef struct pending {
-    char *id;   /* the id by value: "s" + string, or "n" + number text */
-    int kind;   /* REQ_* */
-    char *tool; /* REQ_CALL: the tool's name */
-} pending;
-
-struct mcp_rewriter {
-    al_store *h;
-    const al_policy *pol;
-    al_policy *always;  /* "offload everything", with POL's preview */
-    int read_tool;
-    int server_read_tool; /* the server has a tool of that name itself */
-    char *tool_def;     /* the read tool, as a JSON object */
-    char nonce[17];     /* 64 random bits, hex: this session's part of every key */
-    unsigned long long seq; /* results stored so far in this session */
-    pending *pend;
-    size_t npend, cappend;
-};
-
-/* One replacement of the byte range [start, end) by TEXT. */
-typedef struct edit {
-    size_t start, end;
-    char *text;
-    size_t len;
-} edit;
-
-/* What one message's rewrite collects. */
-typedef struct job {
-    mcp_rewriter *rw;
-    const char *s;
-    char *w;            /* S, writable (messages from the server), else NULL */
-    size_t n;
-    /* A text token decoded in place (see mcp_json_string_decode_in_place): [ip_start,
-     * ip_end) holds IP_DLEN decoded bytes until restored. */
-    int ip_active;
-    size_t ip_start, ip_end, ip_dlen;
-    edit *ed;
-    size_t ned, caped;
-    al_buf note;
-    int nomem;
-} job;
-
-/* ---- small helpers ---------------------------------------------------------- */
-static void note_add(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note_add(job *j, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (j->note.len)
-        al_buf_adds(&j->note, "; ");
-    al_buf_adds(&j->note, line);
-}
-
-/* Adds an edit; TEXT (LEN bytes) becomes the job's. */
-static void edit_add(job *j, size_t start, size_t end, char *text, size_t len)
-{
-    if (!text) {
-        j->nomem = 1;
-        return;
-    }
-    if (j->ned == j->caped) {
-        size_t cap = j->caped ? j->caped * 2 : 8;
-        edit *e = realloc(j->ed, cap * sizeof *e);
-        if (!e) {
-            free(text);
-            j->nomem = 1;
-            return;
-        }
-        j->ed = e;
-        j->caped = cap;
-    }
-    j->ed[j->ned++] = (edit){start, end, text, len};
-}
-
-static int edit_cmp(const void *a, const void *b)
-{
-    const edit *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Applies the edits from FIRST on that lie in [FROM, TO) to that range of
- * the message, into B. Edits never overlap. */
-static void splice(const job *j, size_t first, size_t from, size_t to, al_buf *b)
-{
-    size_t at = from;
-    for (size_t i = first; i < j->ned; i++) {
-        const edit *e = &j->ed[i];
-        if (e->start < from || e->end > to)
-            continue;
-        al_buf_add(b, j->s + at, e->start - at);
-        al_buf_add(b, e->text, e->len);
-        at = e->end;
-    }
-    al_buf_add(b, j->s + at, to - at);
-}
-
-static void job_release(job *j)
-{
-    for (size_t i = 0; i < j->ned; i++)
-        free(j->ed[i].text);
-    free(j->ed);
-    al_buf_release(&j->note);
-}
-
-/* The string token at [vs, ve) decoded into a NUL-terminated copy, or NULL
- * (not a string, or no memory: sets nomem). */
-static char *dup_string(job *j, size_t vs, size_t ve)
-{
-    al_buf b = {0};
-    char *out = NULL;
-    if (ve - vs < 2 || j->s[vs] != '"')
-        return NULL;
-    if (mcp_json_string_decode(j->s + vs, ve - vs, &b) || al_buf_detach(&b, &out, NULL)) {
-        j->nomem = b.failed;
-        al_buf_release(&b);
-        return NULL;
-    }
-    return out;
-}
 
 /* ---- ids and pending requests -------------------------------------------- */
 /* The id at [vs, ve) by value, or NULL (null, object, array: not tracked). */
@@ -279,6 +152,11 @@ void mcp_rewriter_free(mcp_rewriter *rw)
     while (rw->npend)
         pend_drop(rw, &rw->pend[rw->npend - 1]);
     free(rw->pend);
+    for (size_t i = 0; i < rw->ntasks; i++) {
+        free(rw->tasks[i].task);
+        free(rw->tasks[i].tool);
+    }
+    free(rw->tasks);
     free(rw->tool_def);
     al_policy_free(rw->always);
     free(rw);
@@ -290,431 +168,39 @@ void mcp_verdict_release(mcp_verdict *v)
         return;
     free(v->text);
     free(v->note);
+    mcp_later_free(v->later);
     memset(v, 0, sizeof *v);
 }
 
-/* ---- offloading ------------------------------------------------------------ */
-/* Stores LEN bytes at DATA, the output of TOOL, and sets *PTR to the
- * pointer text (yours). Returns 0, or an error (a note says why). */
-static int store_text(job *j, const char *tool, const char *data, size_t len, char **ptr,
-                      size_t *plen)
+/* The tool object at [es, ee) of a tools/list: its outputSchema made to
+ * admit the object that stands for a stored structuredContent (mcp.h),
+ * unless the policy never offloads the tool's results. */
+static void relax_schema(job *j, size_t es)
 {
-    mcp_rewriter *rw = j->rw;
-    char *raw = NULL, *key = NULL, *path = NULL, *out = NULL;
-    al_buf b = {0};
-    size_t outlen = 0;
-    int rc;
-
-    *ptr = NULL;
-    if (!rw->h) {
-        note_add(j, "no store: the result of '%s' (%zu bytes) passed unchanged", tool, len);
-        return AL_ENOSTORE;
-    }
-    al_buf_addf(&b, "mcp-%s-%s-%llu", tool, rw->nonce, ++rw->seq);
-    if (al_buf_detach(&b, &raw, NULL) || al_key_derive(raw, strlen(raw), &key) ||
-        al_store_path_of(rw->h, key, &path)) {
-        rc = ENOMEM;
-        j->nomem = 1;
-        goto cleanup;
-    }
-    rc = al_offload(rw->h, rw->always, al_tool_check(tool) ? NULL : tool, raw, strlen(raw),
-                    data, len, &out, &outlen, NULL);
-    if (rc) {
-        note_add(j, "store '%s': %s; the result of '%s' (%zu bytes) passed unchanged",
-                 al_store_dir(rw->h), al_strerror(rc), tool, len);
-        goto cleanup;
-    }
-    al_buf_add(&b, out, outlen);
-    if (rw->read_tool && !rw->server_read_tool) {
-        al_buf_adds(&b, "\nOr call the tool " MCP_READ_TOOL " with {\"path\": ");
-        mcp_json_string_encode(&b, path, strlen(path));
-        al_buf_adds(&b, "} (add \"offset\" and \"limit\" to page through it, \"pattern\" to "
-                    "keep only matching lines).\n");
-    }
-    if (al_buf_detach(&b, ptr, plen)) {
-        rc = ENOMEM;
-        j->nomem = 1;
-    }
-cleanup:
-    al_buf_release(&b);
-    al_free(out);
-    al_free(path);
-    al_free(key);
-    free(raw);
-    return rc;
-}
-
-/* A string value of structuredContent worth replacing. */
-typedef struct sval {
-    size_t vs, ve;
-} sval;
-
-static int sval_cmp(const void *a, const void *b)
-{
-    const sval *x = a, *y = b;
-    size_t lx = x->ve - x->vs, ly = y->ve - y->vs;
-    return lx > ly ? -1 : lx < ly;
-}
-
-/* Shorter strings are never replaced: a pointer is about this long. */
-#define SC_MIN_STRING 256u
-
-/* Collects the string values (not keys) of the value at [vs, ve) longer
- * than SC_MIN_STRING. DEPTH bounds the recursion (the value was checked
- * by mcp_json_skip, which bounds nesting the same way). */
-static void collect_strings(job *j, size_t vs, size_t ve, sval **v, size_t *nv, size_t *cap,
-                            unsigned depth)
-{
-    mcp_json_iter it;
-    size_t ks, ke, a, b;
-    if (j->s[vs] == '"') {
-        if (ve - vs <= SC_MIN_STRING)
-            return;
-        if (*nv == *cap) {
-            size_t nc = *cap ? *cap * 2 : 16;
-            sval *nvp = realloc(*v, nc * sizeof *nvp);
-            if (!nvp) {
-                j->nomem = 1;
-                return;
-            }
-            *v = nvp;
-            *cap = nc;
-        }
-        (*v)[(*nv)++] = (sval){vs, ve};
-        return;
-    }
-    if (depth > MCP_JSON_DEPTH || mcp_json_iter_begin(&it, j->s, j->n, vs))
-        return;
-    while (mcp_json_iter_next(&it, &ks, &ke, &a, &b) == 1)
-        collect_strings(j, a, b, v, nv, cap, depth + 1);
-}
-
-/* Whether the value at [vs, ve), with the edits from FIRST applied, is
- * still over the policy for TOOL. */
-static int still_over(job *j, size_t first, const char *tool, size_t vs, size_t ve)
-{
-    al_buf b = {0};
-    int over;
-    splice(j, first, vs, ve, &b);
-    if (b.failed) {
-        al_buf_release(&b);
-        j->nomem = 1;
-        return 0;
-    }
-    over = al_policy_decide(j->rw->pol, tool, b.p, b.len, NULL, NULL);
-    al_buf_release(&b);
-    return over;
-}
-
-/* The text already stored for this result, to give a string of
- * structuredContent that holds the same text the same pointer. */
-typedef struct stored {
-    const al_buf *text;   /* the stored text (decoded), NULL when decoded in place */
-    mcp_json_span raw;    /* its token when it came from one text part, else {0,0} */
-    const char *ptr;      /* its pointer text */
-    size_t plen;
-    const size_t *same;   /* decoded in place: the strings found equal to */
-    size_t nsame;         /* its token beforehand (their starts) */
-} stored;
-
-/* Whether the string token at [vs, ve) holds the stored text: its bytes
- * equal to the text part's token (what servers send: one encoder, one
- * text), else decoded and compared. */
-static int same_text(job *j, const stored *st, size_t vs, size_t ve, al_buf *dec)
-{
-    if (!st || !st->ptr)
-        return 0;
-    if (!st->text) { /* the token is decoded in place: compared before */
-        for (size_t i = 0; i < st->nsame; i++)
-            if (st->same[i] == vs)
-                return 1;
-        return 0;
-    }
-    if (st->raw.end && ve - vs == st->raw.end - st->raw.start &&
-        memcmp(j->s + vs, j->s + st->raw.start, ve - vs) == 0)
-        return 1;
-    if (mcp_json_string_decode(j->s + vs, ve - vs, dec)) {
-        j->nomem = dec->failed;
-        return 0;
-    }
-    return dec->len == st->text->len && memcmp(dec->p, st->text->p, dec->len) == 0;
-}
-
-/* structuredContent at [vs, ve), over the policy: replace its longest
- * strings by pointers until it is not. ST (may be NULL) is the text
- * already stored and its pointer. */
-static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve, const stored *st)
-{
-    sval *v = NULL;
-    size_t nv = 0, cap = 0, first = j->ned, done = 0;
-    int over = 1;
-
-    collect_strings(j, vs, ve, &v, &nv, &cap, 0);
-    if (nv > 1)
-        qsort(v, nv, sizeof *v, sval_cmp);
-    for (size_t i = 0; i < nv && over && !j->nomem; i++) {
-        al_buf dec = {0}, enc = {0};
-        char *p = NULL, *own = NULL;
-        size_t pl = 0;
-        if (same_text(j, st, v[i].vs, v[i].ve, &dec)) {
-            p = (char *)st->ptr;
-            pl = st->plen;
-        } else if (!j->nomem && (dec.len || mcp_json_string_decode(j->s + v[i].vs,
-                                                                      v[i].ve - v[i].vs, &dec) == 0) &&
-                   store_text(j, tool, dec.p ? dec.p : "", dec.len, &own, &pl) == 0) {
-            p = own;
-        }
-        if (dec.failed)
-            j->nomem = 1;
-        al_buf_release(&dec);
-        if (!p)
-            break; /* the store failed: the note says why */
-        mcp_json_string_encode(&enc, p, pl);
-        free(own);
-        if (enc.failed) {
-            j->nomem = 1;
-            al_buf_release(&enc);
-            break;
-        }
-        if (enc.len < v[i].ve - v[i].vs) {
-            edit_add(j, v[i].vs, v[i].ve, enc.p, enc.len);
-            enc.p = NULL;
-            done++;
-            /* Edits must be in order for splice(): keep the new ones sorted. */
-            qsort(j->ed + first, j->ned - first, sizeof *j->ed, edit_cmp);
-            over = still_over(j, first, tool, vs, ve);
-        }
-        al_buf_release(&enc);
-    }
-    if (over && !j->nomem)
-        note_add(j, "structuredContent of '%s' is still over the offload policy after %zu of "
-                 "its strings were replaced (its other values are kept so that its shape "
-                 "holds)", tool, done);
-    free(v);
-}
-
-/* ---- decoding a text in place ---------------------------------------------
- * A message that is one long text (a file, a log) would cost three times
- * its size while offloaded: the line, its decoded text and the store's copy
- * during the write. When the text's token is canonical (json.c), the text
- * is decoded over its own token instead, and, should the result pass after
- * all (not over the policy, the store failing), encoded back over it, byte
- * for byte as it was. */
-
-/* Puts back a token decoded in place, if any. */
-static void restore_in_place(job *j)
-{
-    if (!j->ip_active)
-        return;
-    mcp_json_string_encode_back(j->w + j->ip_start, j->ip_dlen, j->ip_end - j->ip_start);
-    j->ip_active = 0;
-}
-
-/* Whether a text of at most RAW bytes can be over a rule of KIND and LIMIT
- * (no decoded text is longer than its token, nor has more characters than
- * bytes): when not, nothing needs decoding. */
-static int maybe_over(int kind, uint64_t limit, uint64_t raw)
-{
-    switch (kind) {
-    case AL_OFFLOAD_ALWAYS: return raw > 0;
-    case AL_OFFLOAD_OVER_BYTES:
-    case AL_OFFLOAD_OVER_CHARS: return raw > limit;
-    case AL_OFFLOAD_OVER_TOKENS: return (raw + 3) / 4 > limit;
-    default: return 0;
-    }
-}
-
-/* One element of a result's "content". */
-typedef struct part {
-    mcp_json_span el;   /* the element */
-    mcp_json_span text; /* its "text" string when it is a text part, else {0,0} */
-} part;
-
-/* Lists the elements of the content array at [cs, ce), in one pass over
- * each. Returns how many, or 0 (none, or out of memory: nomem set). */
-static size_t content_parts(job *j, size_t cs, part **out)
-{
-    static const char *const names[] = {"type", "text"};
+    static const char *const names[] = {"name", "outputSchema"};
     const char *s = j->s;
-    mcp_json_iter it;
     mcp_json_span sp[2];
-    size_t ks, ke, es, ee, n = 0, cap = 0;
-    part *v = NULL;
-
-    *out = NULL;
-    if (mcp_json_iter_begin(&it, s, j->n, cs))
-        return 0;
-    while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1) {
-        part pt = {{es, ee}, {0, 0}};
-        if (s[es] == '{' && mcp_json_members(s, j->n, es, names, 2, sp, NULL) == 0 &&
-            sp[0].end && mcp_json_string_is(s + sp[0].start, sp[0].end - sp[0].start, "text") &&
-            sp[1].end && s[sp[1].start] == '"')
-            pt.text = sp[1];
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            part *np = realloc(v, nc * sizeof *np);
-            if (!np) {
-                free(v);
-                j->nomem = 1;
-                return 0;
-            }
-            v = np;
-            cap = nc;
-        }
-        v[n++] = pt;
-    }
-    *out = v;
-    return n;
-}
-
-/* The new "content": the pointer, then every part that is not text. */
-static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t np,
-                            const char *ptr, size_t plen)
-{
-    al_buf c = {0};
-    char *ctext = NULL;
-    size_t clen = 0;
-    al_buf_adds(&c, "[{\"type\":\"text\",\"text\":");
-    mcp_json_string_encode(&c, ptr, plen);
-    al_buf_addc(&c, '}');
-    for (size_t i = 0; i < np; i++) {
-        if (pt[i].text.end)
-            continue;
-        al_buf_addc(&c, ',');
-        al_buf_add(&c, j->s + pt[i].el.start, pt[i].el.end - pt[i].el.start);
-    }
-    al_buf_addc(&c, ']');
-    if (al_buf_detach(&c, &ctext, &clen) == 0)
-        edit_add(j, cs, ce, ctext, clen);
-    else
-        j->nomem = 1;
-}
-
-/* The one text part at [ts, te) of a result without structuredContent,
- * canonical: decoded in place, offloaded or put back. */
-static int offload_in_place(job *j, const char *tool, const mcp_json_span *content,
-                            const part *pt, size_t np, size_t ts, size_t te, char **ptr,
-                            size_t *plen)
-{
-    j->ip_active = 1;
-    j->ip_start = ts;
-    j->ip_end = te;
-    j->ip_dlen = mcp_json_string_decode_in_place(j->w + ts, te - ts);
-    if (al_policy_decide(j->rw->pol, tool, j->w + ts, j->ip_dlen, NULL, NULL)) {
-        if (store_text(j, tool, j->w + ts, j->ip_dlen, ptr, plen)) {
-            restore_in_place(j);
-            return -1; /* the store failed: the whole result passes */
-        }
-        replace_content(j, content->start, content->end, pt, np, *ptr, *plen);
-        if (!j->nomem)
-            return 1; /* the token stays decoded: the content is replaced */
-    }
-    restore_in_place(j);
-    return 0;
-}
-
-/* The starts of the long strings of structuredContent at [vs, ve) whose
- * bytes are those of the text token at [ts, te). Yours; NULL when none. */
-static size_t *same_strings(job *j, size_t vs, size_t ve, size_t ts, size_t te, size_t *n)
-{
-    sval *v = NULL;
-    size_t nv = 0, cap = 0, *out = NULL;
-    *n = 0;
-    collect_strings(j, vs, ve, &v, &nv, &cap, 0);
-    for (size_t i = 0; i < nv; i++) {
-        if (v[i].ve - v[i].vs != te - ts || memcmp(j->s + v[i].vs, j->s + ts, te - ts) != 0)
-            continue;
-        if (!out && !(out = malloc(nv * sizeof *out))) {
-            j->nomem = 1;
-            break;
-        }
-        out[(*n)++] = v[i].vs;
-    }
-    free(v);
-    return out;
-}
-
-/* The result object at RS of a tools/call of TOOL. */
-static void rewrite_call_result(job *j, const char *tool, size_t rs)
-{
-    static const char *const names[] = {"content", "structuredContent"};
-    const char *s = j->s;
-    mcp_json_span sp[2], one = {0, 0};
-    part *pt = NULL;
-    size_t np = 0, ntext = 0;
-    uint64_t raw = 0, limit = 0;
+    al_buf b = {0};
+    char *name, *text = NULL;
+    size_t len = 0;
     int kind = 0;
-    al_buf text = {0};
-    stored st = {&text, {0, 0}, NULL, 0, NULL, 0};
-    char *ptr = NULL;
-
-    if (mcp_json_members(s, j->n, rs, names, 2, sp, NULL))
+    if (mcp_json_members(s, j->n, es, names, 2, sp, NULL) || !sp[1].end || s[sp[1].start] != '{')
         return;
-    al_policy_decide(j->rw->pol, tool, "", 0, &kind, &limit); /* the rule only */
+    name = sp[0].end ? mcp_job_dup_string(j, sp[0].start, sp[0].end) : NULL;
+    al_policy_decide(j->rw->pol, name, "", 0, &kind, NULL);
+    free(name);
     if (kind == AL_OFFLOAD_NEVER)
         return;
-    if (sp[0].end && s[sp[0].start] == '[')
-        np = content_parts(j, sp[0].start, &pt);
-    for (size_t i = 0; i < np; i++)
-        if (pt[i].text.end) {
-            raw += pt[i].text.end - pt[i].text.start - 2 + (ntext ? 1 : 0);
-            one = pt[i].text;
-            ntext++;
-        }
-    if (ntext && maybe_over(kind, limit, raw)) {
-        if (ntext == 1 && j->w && !j->ip_active &&
-            mcp_json_string_canonical(s + one.start, one.end - one.start)) {
-            /* structuredContent's copies of the text are found by their
-             * bytes before the token is decoded over them. */
-            int sc = sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&
-                     al_policy_decide(j->rw->pol, tool, s + sp[1].start,
-                                      sp[1].end - sp[1].start, NULL, NULL);
-            int r;
-            if (sc)
-                st.same = same_strings(j, sp[1].start, sp[1].end, one.start, one.end, &st.nsame);
-            r = j->nomem ? -1 : offload_in_place(j, tool, &sp[0], pt, np, one.start, one.end,
-                                                  &ptr, &st.plen);
-            if (r == 1) {
-                st.text = NULL;
-                st.ptr = ptr;
-            }
-            if (r >= 0 && sc && !j->nomem)
-                rewrite_structured(j, tool, sp[1].start, sp[1].end, &st);
-            free((void *)st.same);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < np && !text.failed; i++) {
-            if (!pt[i].text.end)
-                continue;
-            if (text.len || st.raw.end)
-                al_buf_addc(&text, '\n');
-            else
-                st.raw = pt[i].text;
-            mcp_json_string_decode(s + pt[i].text.start, pt[i].text.end - pt[i].text.start,
-                                   &text);
-        }
-        if (ntext > 1)
-            st.raw = (mcp_json_span){0, 0};
-        if (text.failed)
-            j->nomem = 1;
-        if (!j->nomem && al_policy_decide(j->rw->pol, tool, text.p, text.len, NULL, NULL)) {
-            if (store_text(j, tool, text.p ? text.p : "", text.len, &ptr, &st.plen))
-                goto cleanup; /* the store failed: the whole result passes unchanged */
-            st.ptr = ptr;
-            replace_content(j, sp[0].start, sp[0].end, pt, np, ptr, st.plen);
-        }
-    }
-    if (!j->nomem && sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&
-        al_policy_decide(j->rw->pol, tool, s + sp[1].start, sp[1].end - sp[1].start, NULL, NULL))
-        rewrite_structured(j, tool, sp[1].start, sp[1].end, &st);
-cleanup:
-    free(pt);
-    free(ptr);
-    al_buf_release(&text);
+    if (mcp_sc_schema(&b, s, j->n, sp[1].start, sp[1].end) == 0 &&
+        al_buf_detach(&b, &text, &len) == 0)
+        mcp_job_edit(j, sp[1].start, sp[1].end, text, len);
+    else if (b.failed)
+        j->nomem = 1;
+    al_buf_release(&b);
 }
 
-/* The result object at [rs, re) of a tools/list: add the read tool to its
- * last page. */
+/* The result object at RS of a tools/list: output schemas relaxed, and the
+ * read tool added to its last page (when on). */
 static void rewrite_list_result(job *j, size_t rs)
 {
     static const char *const names[] = {"tools", "nextCursor"};
@@ -734,23 +220,26 @@ static void rewrite_list_result(job *j, size_t rs)
     te = sp[0].end;
     mcp_json_iter_begin(&it, s, j->n, ts);
     empty = it.done;
-    while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1)
-        if (s[es] == '{' && mcp_json_member(s, j->n, es, "name", &a, &b) == 0 &&
+    while (mcp_json_iter_next(&it, &ks, &ke, &es, &ee) == 1) {
+        if (s[es] != '{')
+            continue;
+        relax_schema(j, es);
+        if (mcp_json_member(s, j->n, es, "name", &a, &b) == 0 &&
             mcp_json_string_is(s + a, b - a, MCP_READ_TOOL)) {
-            if (!rw->server_read_tool)
-                note_add(j, "the server has a tool named '" MCP_READ_TOOL "' itself: its "
+            if (!rw->server_read_tool && rw->read_tool)
+                mcp_job_note(j, "the server has a tool named '" MCP_READ_TOOL "' itself: its "
                          "calls go to the server, the proxy does not answer them");
             rw->server_read_tool = 1;
-            return;
         }
-    if (sp[1].end && s[sp[1].start] == '"')
-        return; /* not the last page */
+    }
+    if (!rw->read_tool || rw->server_read_tool || (sp[1].end && s[sp[1].start] == '"'))
+        return; /* no read tool to add, or not the last page */
     if (empty) {
         al_buf_addc(&t, '[');
         al_buf_adds(&t, rw->tool_def);
         al_buf_addc(&t, ']');
         if (al_buf_detach(&t, &text, &len) == 0)
-            edit_add(j, ts, te, text, len);
+            mcp_job_edit(j, ts, te, text, len);
         else
             j->nomem = 1;
         return;
@@ -758,9 +247,46 @@ static void rewrite_list_result(job *j, size_t rs)
     al_buf_addc(&t, ',');
     al_buf_adds(&t, rw->tool_def);
     if (al_buf_detach(&t, &text, &len) == 0)
-        edit_add(j, te - 1, te - 1, text, len); /* before the closing ']' */
+        mcp_job_edit(j, te - 1, te - 1, text, len); /* before the closing ']' */
     else
         j->nomem = 1;
+}
+
+/* ---- tasks ------------------------------------------------------------------ */
+/* Remembers that task TASK (taken) holds the result of TOOL. */
+static void task_add(mcp_rewriter *rw, char *task, const char *tool)
+{
+    char *t = strdup(tool);
+    if (!t) {
+        free(task);
+        return; /* its result is judged under "task" */
+    }
+    if (!rw->tasks && !(rw->tasks = calloc(MCP_TASKS_KEPT, sizeof *rw->tasks))) {
+        free(task);
+        free(t);
+        return;
+    }
+    if (rw->ntasks == MCP_TASKS_KEPT) { /* forget the oldest */
+        free(rw->tasks[0].task);
+        free(rw->tasks[0].tool);
+        memmove(rw->tasks, rw->tasks + 1, (MCP_TASKS_KEPT - 1) * sizeof *rw->tasks);
+        rw->ntasks--;
+    }
+    rw->tasks[rw->ntasks++] = (task_tool){task, t};
+}
+
+/* The tool whose result the task at [vs, ve) (a taskId token) holds, as a
+ * copy (yours; "task" when unknown), or NULL (no memory). */
+static char *task_tool_of(job *j, size_t vs, size_t ve)
+{
+    mcp_rewriter *rw = j->rw;
+    char *id = mcp_job_dup_string(j, vs, ve);
+    const char *tool = "task";
+    for (size_t i = 0; id && i < rw->ntasks; i++)
+        if (strcmp(rw->tasks[i].task, id) == 0)
+            tool = rw->tasks[i].tool;
+    free(id);
+    return strdup(tool);
 }
 
 /* ---- messages ---------------------------------------------------------------- */
@@ -785,44 +311,127 @@ static void server_object(job *j, const mcp_json_span *sp)
     if (!p)
         return;
     if (sp[M_RESULT].end && s[sp[M_RESULT].start] == '{') {
-        if (p->kind == REQ_CALL)
-            rewrite_call_result(j, p->tool, sp[M_RESULT].start);
-        else if (p->kind == REQ_LIST && rw->read_tool)
+        if (p->kind == REQ_CALL) {
+            char *task = NULL;
+            mcp_result_rewrite(j, p->tool, sp[M_RESULT].start, &task);
+            if (task)
+                task_add(rw, task, p->tool);
+        } else if (p->kind == REQ_LIST) {
             rewrite_list_result(j, sp[M_RESULT].start);
+        }
     }
     pend_drop(rw, p);
 }
 
-/* The answer to a read tool call with id [is, ie) and arguments
- * [as, ae) (as == ae: none). */
+/* A read tool answer whose search runs. */
+struct mcp_later {
+    mcp_rewriter *rw;
+    mcp_read_op *op;
+    char *id; /* the call's id, as JSON */
+    size_t idlen;
+};
+
+/* The JSON-RPC answer to call ID (IDLEN bytes of JSON) with the read tool's
+ * TEXT into *OUT (yours). Returns 0 or ENOMEM. */
+static int read_message(const char *id, size_t idlen, const char *text, size_t tlen,
+                        int is_error, char **out, size_t *outlen)
+{
+    al_buf b = {0};
+    al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    al_buf_add(&b, id, idlen);
+    al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    mcp_json_string_encode(&b, text ? text : "", tlen);
+    al_buf_addf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
+    return al_buf_detach(&b, out, outlen) ? ENOMEM : 0;
+}
+
+/* The answer to a read tool call with id [is, ie) and arguments [as, ae)
+ * (as == ae: none): into *OUT, or, when a search runs, *LATER. */
 static void answer_read(job *j, size_t is, size_t ie, size_t as, size_t ae, char **out,
-                        size_t *outlen)
+                        size_t *outlen, mcp_later **later)
 {
     mcp_rewriter *rw = j->rw;
+    mcp_read_op *op = NULL;
     char *text = NULL;
     int is_error = 0, kind = 0;
     uint64_t limit = 0;
     size_t budget = MCP_READ_BUDGET, tlen = 0;
-    al_buf b = {0};
 
     al_policy_decide(rw->pol, MCP_READ_TOOL, "x", 1, &kind, &limit);
     if (kind == AL_OFFLOAD_OVER_BYTES || kind == AL_OFFLOAD_OVER_CHARS)
         budget = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
     else if (kind == AL_OFFLOAD_OVER_TOKENS)
         budget = limit > SIZE_MAX / 4 ? SIZE_MAX : (size_t)limit * 4;
-    if (mcp_read_answer(rw->h, as < ae ? j->s + as : NULL, ae - as, budget, &text, &tlen,
-                        &is_error)) {
+    if (mcp_read_begin(rw->h, as < ae ? j->s + as : NULL, ae - as, budget, &op, &text, &tlen,
+                       &is_error)) {
         j->nomem = 1;
         return;
     }
-    al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    al_buf_add(&b, j->s + is, ie - is);
-    al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
-    mcp_json_string_encode(&b, text, tlen);
-    al_buf_addf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
-    free(text);
-    if (al_buf_detach(&b, out, outlen))
+    if (op && rw->searching >= MCP_SEARCHES) {
+        mcp_read_op_free(op);
+        op = NULL;
+        is_error = 1;
+        if (!(text = strdup(MCP_READ_TOOL ": too many pattern searches are running at once; "
+                            "call again once one of them has answered"))) {
+            j->nomem = 1;
+            return;
+        }
+        tlen = strlen(text);
+    }
+    if (op) {
+        mcp_later *l = calloc(1, sizeof *l);
+        if (!l || !(l->id = malloc(ie - is + 1))) {
+            free(l);
+            mcp_read_op_free(op);
+            j->nomem = 1;
+            return;
+        }
+        memcpy(l->id, j->s + is, ie - is);
+        l->idlen = ie - is;
+        l->op = op;
+        l->rw = rw;
+        rw->searching++;
+        *later = l;
+        return;
+    }
+    if (read_message(j->s + is, ie - is, text, tlen, is_error, out, outlen))
         j->nomem = 1;
+    free(text);
+}
+
+int mcp_later_fd(const mcp_later *l)
+{
+    return mcp_read_op_fd(l->op);
+}
+
+double mcp_later_deadline(const mcp_later *l)
+{
+    return mcp_read_op_deadline(l->op);
+}
+
+int mcp_later_answer(mcp_later *l, char **out, size_t *outlen)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    int is_error = 0, rc;
+    *out = NULL;
+    rc = mcp_read_op_finish(l->op, &text, &tlen, &is_error);
+    l->op = NULL;
+    if (rc == 0)
+        rc = read_message(l->id, l->idlen, text, tlen, is_error, out, outlen);
+    free(text);
+    mcp_later_free(l);
+    return rc;
+}
+
+void mcp_later_free(mcp_later *l)
+{
+    if (!l)
+        return;
+    mcp_read_op_free(l->op);
+    l->rw->searching--;
+    free(l->id);
+    free(l);
 }
 
 /* One message object from the client, its members in SP; BATCH when
@@ -856,13 +465,24 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
     if (!ie)
         return 0; /* another notification */
     if (mcp_json_string_is(s + ms, me - ms, "tools/list")) {
-        if (rw->read_tool && (id = id_key(j, is, ie)))
+        if ((id = id_key(j, is, ie)))
             pend_add(j, id, REQ_LIST, NULL);
+        return 0;
+    }
+    if (mcp_json_string_is(s + ms, me - ms, "tasks/result")) {
+        size_t a, b;
+        if (pe && s[ps] == '{' && mcp_json_member(s, j->n, ps, "taskId", &a, &b) == 0 &&
+            s[a] == '"' && (tool = task_tool_of(j, a, b))) {
+            if ((id = id_key(j, is, ie)))
+                pend_add(j, id, REQ_CALL, tool);
+            else
+                free(tool);
+        }
         return 0;
     }
     if (!mcp_json_string_is(s + ms, me - ms, "tools/call") || !pe || s[ps] != '{' ||
         mcp_json_members(s, j->n, ps, call_names, 2, ap, NULL) || !ap[0].end ||
-        !(tool = dup_string(j, ap[0].start, ap[0].end)))
+        !(tool = mcp_job_dup_string(j, ap[0].start, ap[0].end)))
         return 0;
     /* Matched on the JSON token, not the C string: a name with a NUL
      * ("read_offloaded_result\u0000x") is not the read tool but the
@@ -870,8 +490,8 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
     if (rw->read_tool && !rw->server_read_tool && !batch &&
         mcp_json_string_is(s + ap[0].start, ap[0].end - ap[0].start, MCP_READ_TOOL)) {
         free(tool);
-        answer_read(j, is, ie, ap[1].start, ap[1].end, out, outlen);
-        return *out != NULL;
+        answer_read(j, is, ie, ap[1].start, ap[1].end, out, outlen, &j->later);
+        return *out != NULL || j->later != NULL;
     }
     if ((id = id_key(j, is, ie)))
         pend_add(j, id, REQ_CALL, tool);
@@ -884,27 +504,27 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
 static int finish(job *j, mcp_verdict *v)
 {
     if (j->nomem) {
-        restore_in_place(j); /* the line passes: as it came */
+        mcp_job_restore(j); /* the line passes: as it came */
         mcp_verdict_release(v);
-        job_release(j);
+        mcp_job_release(j);
         return ENOMEM;
     }
     if (j->ned) {
         al_buf b = {0};
-        qsort(j->ed, j->ned, sizeof *j->ed, edit_cmp);
-        splice(j, 0, 0, j->n, &b);
+        qsort(j->ed, j->ned, sizeof *j->ed, mcp_job_edit_cmp);
+        mcp_job_splice(j, 0, 0, j->n, &b);
         if (al_buf_detach(&b, &v->text, &v->len)) {
-            restore_in_place(j);
-            job_release(j);
+            mcp_job_restore(j);
+            mcp_job_release(j);
             return ENOMEM;
         }
         v->action = MCP_REPLACE;
     } else {
-        restore_in_place(j);
+        mcp_job_restore(j);
     }
     if (j->note.len)
         al_buf_detach(&j->note, &v->note, NULL);
-    job_release(j);
+    mcp_job_release(j);
     return 0;
 }
 
@@ -972,9 +592,11 @@ int mcp_rewriter_client(mcp_rewriter *rw, const char *line, size_t len, mcp_verd
     size_t outlen = 0;
     memset(v, 0, sizeof *v);
     if (each_object(&j, "client", v, client_object, &out, &outlen)) {
-        v->action = MCP_ANSWER;
+        v->action = j.later ? MCP_DEFER : MCP_ANSWER;
         v->text = out;
         v->len = outlen;
+        v->later = j.later;
+        j.later = NULL;
     }
     return finish(&j, v);
 }

@@ -12,7 +12,9 @@
  * each matching line number, then how far it has searched, into an
  * anonymous shared mapping. The parent waits for the child's end
  * (the hang-up of a pipe only the child holds) until the deadline, then
- * kills it and keeps what it had found. The child touches the text and the
+ * kills it and keeps what it had found. The relay does not wait: it polls
+ * that pipe with its other descriptors (mcp_search_start/finish), so other
+ * messages flow while a search runs. The child touches the text and the
  * compiled pattern only (never LMDB: an environment is not to be used
  * across fork), dies with its parent (PR_SET_PDEATHSIG) and leaves with
  * _exit().
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,20 +76,18 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Waits until the child holding the write end of RFD ends or SECONDS pass;
- * returns 1 when it ended. */
+/* Waits until the child holding the write end of RFD ends or SECONDS pass
+ * (0: only looks); returns 1 when it ended. */
 static int wait_end(int rfd, double seconds)
 {
     double until = now_s() + seconds;
     for (;;) {
         double left = until - now_s();
         struct pollfd p = {.fd = rfd, .events = POLLIN};
-        if (left <= 0)
-            return 0;
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        int r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
         if (r > 0)
             return 1;
-        if (r < 0 && errno != EINTR)
+        if ((r < 0 && errno != EINTR) || left <= 0)
             return 0;
     }
 }
@@ -97,79 +98,153 @@ static void child(int wfd, pid_t parent, const char *data, size_t len, const reg
                   uint64_t offset, uint64_t max, found *f)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    struct rlimit rl;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL); /* never the parent's handlers */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the parent died before the line above */
         _exit(1);
+    /* None of the relay's pipes: the end of the server's stdin held here
+     * would keep the server from seeing its input end while the search
+     * runs. The standard descriptors stay (the client's, which the relay
+     * holds until every search has answered anyway; under valgrind the
+     * child fails without them). */
+    if (wfd > 3)
+        close_range(3, (unsigned)wfd - 1, 0);
+    /* Up to the descriptor limit only: a tool such as valgrind keeps its
+     * own descriptors above it, and dies without them. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur > (rlim_t)wfd + 1)
+        close_range((unsigned)wfd + 1, (unsigned)(rl.rlim_cur - 1), 0);
     search(data, len, re, offset, max, f);
-    (void)wfd; /* closed by _exit: the parent's poll sees the hang-up */
-    _exit(0);
+    _exit(0); /* closes WFD: the parent's poll sees the hang-up */
 }
 
-/* Runs the search in a child for at most SECONDS; F is shared with it. */
-static int search_forked(const char *data, size_t len, const regex_t *re, uint64_t offset,
-                         uint64_t max, double seconds, found *f, int *stopped)
+/* A search under way: its child, the shared table, the pipe whose
+ * hang-up says the child ended, and when it must end. */
+struct mcp_search_job {
+    pid_t pid;
+    int fd;
+    found *f;
+    size_t size;
+    uint64_t offset;
+    double started, deadline;
+};
+
+int mcp_search_start(const char *data, size_t len, const regex_t *re, uint64_t offset,
+                     uint64_t max, double seconds, mcp_search_job **out)
 {
-    int p[2], st;
+    mcp_search_job *j;
+    size_t size;
+    found *f;
+    int p[2], e;
     pid_t pid, self = getpid();
-    if (pipe2(p, O_CLOEXEC))
+    double started;
+    *out = NULL;
+    if (max > (SIZE_MAX - sizeof(found)) / sizeof(uint64_t))
+        return ENOMEM;
+    size = sizeof(found) + max * sizeof(uint64_t);
+    f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (f == MAP_FAILED)
         return errno;
-    pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(p[0]);
-        close(p[1]);
+    if (pipe2(p, O_CLOEXEC)) {
+        e = errno;
+        munmap(f, size);
         return e;
     }
+    started = now_s();
+    /* The job is allocated after the fork, in the parent only: a block the
+     * child cannot reach would count as a leak in its exit's report. */
+    pid = fork();
     if (pid == 0) {
         close(p[0]);
         child(p[1], self, data, len, re, offset, max, f);
     }
+    e = pid < 0 ? errno : 0;
     close(p[1]);
-    *stopped = !wait_end(p[0], seconds);
-    if (*stopped)
+    if (pid > 0 && !(j = calloc(1, sizeof *j))) {
+        e = ENOMEM;
         kill(pid, SIGKILL);
-    close(p[0]);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (e) {
+        close(p[0]);
+        munmap(f, size);
+        return e;
+    }
+    *j = (mcp_search_job){pid, p[0], f, size, offset, started, started + seconds};
+    *out = j;
+    return 0;
+}
+
+int mcp_search_job_fd(const mcp_search_job *j)
+{
+    return j->fd;
+}
+
+double mcp_search_job_deadline(const mcp_search_job *j)
+{
+    return j->deadline;
+}
+
+double mcp_search_now(void)
+{
+    return now_s();
+}
+
+int mcp_search_finish(mcp_search_job *j, int wait, mcp_search *out)
+{
+    double left = j->deadline - now_s();
+    int st = 0, stopped, rc = 0;
+    memset(out, 0, sizeof *out);
+    stopped = !wait_end(j->fd, wait && left > 0 ? left : 0);
+    if (stopped)
+        kill(j->pid, SIGKILL);
+    close(j->fd);
+    while (waitpid(j->pid, &st, 0) < 0 && errno == EINTR)
         ;
     /* A child that ended on its own before the end of the text or MAX
      * matches died (the OOM killer, say): as good as stopped. */
-    if (!*stopped && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-        *stopped = 1;
-    return 0;
+    if (!stopped && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        stopped = 1;
+    out->stopped = stopped;
+    out->seconds = now_s() - j->started;
+    out->searched = __atomic_load_n(&j->f->searched, __ATOMIC_ACQUIRE);
+    out->n = __atomic_load_n(&j->f->n, __ATOMIC_ACQUIRE);
+    if (out->searched + 1 < j->offset) /* stopped before the offset */
+        out->searched = j->offset - 1;
+    /* A match recorded just before the kill, its line not yet counted. */
+    while (out->n && j->f->line[out->n - 1] > out->searched)
+        out->n--;
+    if (out->n && !(out->line = malloc(out->n * sizeof *out->line)))
+        rc = ENOMEM;
+    if (!rc && out->n)
+        memcpy(out->line, j->f->line, out->n * sizeof *out->line);
+    munmap(j->f, j->size);
+    free(j);
+    if (rc)
+        mcp_search_release(out);
+    return rc;
+}
+
+void mcp_search_cancel(mcp_search_job *j)
+{
+    mcp_search s;
+    if (!j)
+        return;
+    j->deadline = 0; /* stop it now */
+    mcp_search_finish(j, 0, &s);
+    mcp_search_release(&s);
 }
 
 int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t offset,
                    uint64_t max, double seconds, mcp_search *out)
 {
-    size_t size = sizeof(found) + max * sizeof(uint64_t);
-    int rc;
-    found *f;
+    mcp_search_job *j;
+    int rc = mcp_search_start(data, len, re, offset, max, seconds, &j);
     memset(out, 0, sizeof *out);
-    if (max > (SIZE_MAX - sizeof(found)) / sizeof(uint64_t))
-        return ENOMEM;
-    f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (f == MAP_FAILED)
-        return errno;
-    double t0 = now_s();
-    rc = search_forked(data, len, re, offset, max, seconds, f, &out->stopped);
-    out->seconds = now_s() - t0;
-    out->searched = __atomic_load_n(&f->searched, __ATOMIC_ACQUIRE);
-    out->n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    if (out->searched + 1 < offset) /* stopped before the offset */
-        out->searched = offset - 1;
-    /* A match recorded just before the kill, its line not yet counted. */
-    while (out->n && f->line[out->n - 1] > out->searched)
-        out->n--;
-    if (!rc && out->n && !(out->line = malloc(out->n * sizeof *out->line)))
-        rc = ENOMEM;
-    if (!rc && out->n)
-        memcpy(out->line, f->line, out->n * sizeof *out->line);
-    munmap(f, size);
-    if (rc)
-        mcp_search_release(out);
-    return rc;
+    return rc ? rc : mcp_search_finish(j, 1, out);
 }
 
 void mcp_search_release(mcp_search *s)

@@ -137,6 +137,19 @@ static void one(mcp_rewriter *rw, char side, const char *msg, size_t len)
         if (v.action == MCP_ANSWER && side != 'c')
             fail("an answer to the server", msg, len);
         break;
+    case MCP_DEFER: { /* a read tool search: its answer, once it has ended */
+        char *out = NULL;
+        size_t olen = 0;
+        if (v.text || !v.later || side != 'c')
+            fail("a deferred answer without its search, or to the server", msg, len);
+        if (mcp_later_answer(v.later, &out, &olen))
+            fail("a deferred answer failed", msg, len);
+        v.later = NULL;
+        if (!out || strlen(out) != olen || !mcp_json_valid(out, olen))
+            fail("a deferred answer that is not JSON", out ? out : "", olen);
+        free(out);
+        break;
+    }
     default:
         fail("an unknown action", msg, len);
     }

@@ -84,15 +84,39 @@ function mustPointer(text) {
 
 function textOf(r) { return r.content.filter((c) => c.type === 'text').map((c) => c.text).join(''); }
 
+// A tools/list through the proxy as the server's, with each outputSchema the
+// proxy rewrote put back: it keeps the server's schema whole as the first
+// branch of anyOf (its $schema, $id, $defs and definitions at the root), the
+// second admitting the object that stands for a stored structuredContent.
+function unrelaxed(list) {
+    const hoisted = ['$schema', '$id', '$defs', 'definitions'];
+    return {
+        ...list,
+        tools: list.tools.map((t) => {
+            if (!t.outputSchema) return t;
+            const o = t.outputSchema;
+            assert.equal(o.type, 'object');
+            assert.equal(o.anyOf?.length, 2, `${t.name}: outputSchema is {type, anyOf: [the server's, the pointer's]}`);
+            assert.deepEqual(o.anyOf[1].required, ['offloaded']);
+            const back = { ...o.anyOf[0] };
+            for (const k of hoisted) if (k in o) back[k] = o[k];
+            assert.deepEqual(Object.keys(o).filter((k) => !['type', 'anyOf', ...hoisted].includes(k)), []);
+            return { ...t, outputSchema: back };
+        }),
+    };
+}
+
 test('tools/list through the proxy: the server\'s tools unchanged, plus read_offloaded_result', async () => {
     const seen = [], roots = () => seen.filter((m) => m === 'roots/list').length;
     const list = async (s) => { const n = roots(), r = await s.client.listTools(); await until(() => roots() > n); return r; };
     const [d, p] = await both(EVERYTHING, list, { capabilities: everyCaps, handlers: everyHandlers(seen) });
     const added = p.tools.filter((t) => t.name === READ_TOOL);
     assert.equal(added.length, 1, 'one read_offloaded_result tool');
-    assert.deepEqual({ ...p, tools: p.tools.filter((t) => t.name !== READ_TOOL) }, d);
+    assert.ok(d.tools.some((t) => t.outputSchema), 'server-everything has a tool with an outputSchema');
+    // Object key order aside (deepEqual ignores it), the server's list.
+    assert.deepEqual(unrelaxed({ ...p, tools: p.tools.filter((t) => t.name !== READ_TOOL) }), d);
     const props = added[0].inputSchema?.properties ?? {};
-    for (const k of ['path', 'offset', 'limit', 'pattern']) assert.ok(props[k], `input ${k} declared`);
+    for (const k of ['path', 'offset', 'limit', 'pattern', 'byte_offset', 'byte_limit']) assert.ok(props[k], `input ${k} declared`);
     assert.deepEqual(added[0].inputSchema.required, ['path']);
 });
 
@@ -102,7 +126,9 @@ test('--no-read-tool: tools/list and a call of read_offloaded_result as without 
         read: await outcome(s.client.callTool({ name: READ_TOOL, arguments: { path: `${MOUNT}/x` } })),
     });
     const [d, p] = await both(EVERYTHING, run, { proxy: { ...PROXY, noReadTool: true } });
-    assert.deepEqual(p, d);
+    // Output schemas admit the stored structure's object with the read tool
+    // off too (the SDK validates against them); nothing else differs.
+    assert.deepEqual({ ...p, list: unrelaxed(p.list) }, d);
     const msg = numberedLines(100_000).replaceAll('dog', 'cat');
     const s = await connect(EVERYTHING, { proxy: { ...PROXY, noReadTool: true } });
     try {
@@ -273,7 +299,7 @@ test('sampling, elicitation and roots requests from the server reach the client 
         assert.ok(seenP.includes(m), `${m} reached the client through the proxy (seen: ${seenP})`);
 });
 
-test('server-filesystem read_text_file of 1 MB: pointer in text and structuredContent, outputSchema validates, exact bytes through the mount', async () => {
+test('server-filesystem read_text_file of 1 MB: the text and the structuredContent stored, outputSchema validates, exact bytes through the mount', async () => {
     const f = numberedFile('big.txt', 1 << 20);
     const run = async (s) => {
         const tools = (await s.client.listTools()).tools;
@@ -288,8 +314,11 @@ test('server-filesystem read_text_file of 1 MB: pointer in text and structuredCo
     const ptr = p.r.content[0].text;
     const path = mustPointer(ptr);
     assert.equal(p.r.content.length, 1);
-    assert.equal(typeof p.r.structuredContent?.content, 'string', 'structuredContent keeps its shape');
-    assert.equal(pointerPath(p.r.structuredContent.content, MOUNT), path, 'structuredContent.content names the same path');
+    // The structuredContent ({content: the text again}) is over the budget
+    // as well: stored whole, as the server sent it, and named by an object.
+    const sc = p.r.structuredContent?.offloaded;
+    assert.equal(sc?.what, 'structuredContent', `the object that names the stored structure: ${JSON.stringify(p.r.structuredContent).slice(0, 300)}`);
+    assert.deepEqual(JSON.parse(readFileSync(sc.path, 'utf8')), { content: f.data });
     assert.ok(p.bytes < 3 * BUDGET, `what reaches the client (${p.bytes} bytes) is within the budget plus the pointer`);
     assertServes(path, f.data);
     figure(`read_text_file of a ${f.data.length}-byte file: the client receives ${d.bytes} bytes directly, ${p.bytes} bytes through the proxy; the pointer text:`);

@@ -17,8 +17,9 @@ seq 1 120 | $AGENTLINK --store "$ST" put nums >/dev/null
 has() { case $2 in *"$3"*) t_ok "$1" ;; *) t_not_ok "$1"; printf '  %q lacks %q\n' "${2:0:600}" "$3" ;; esac; }
 # rd ID ARGS-JSON: a read tool call (ARGS as JSON text, escapes kept)
 rd() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"read_offloaded_result","arguments":%s}}\n' "$1" "$2"; }
-# field I EXPR: EXPR of the I-th answer (r is its result)
-field() { python3 -c "import json,sys; m=[json.loads(l) for l in open(sys.argv[1],'rb')]; r=m[$1]['result']; print($2)" "$OUT"; }
+# field I EXPR: EXPR of the answer with id I (r is its result); answers come
+# in any order: a pattern search is answered when it ends, others at once
+field() { python3 -c "import json,sys; m={json.loads(l)['id']: json.loads(l) for l in open(sys.argv[1],'rb')}; r=m[$1]['result']; print($2)" "$OUT"; }
 
 { rd 0 '{"path":"nums","pattern":"99"}'
   rd 1 '{"path":"nums","pattern":"99\u0000"}'

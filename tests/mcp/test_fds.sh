@@ -13,7 +13,9 @@ $AGENTLINK mcp-proxy --store "$ST" -- sh -c 'ls -l /proc/$$/fd/ >&2' </dev/null 
     >"$T_TMP/out" 2>"$T_TMP/err"
 t_eq "the server ran and exited 0" "$?" 0
 t_check "the server listed its descriptors" grep -q ' 0 -> ' "$T_TMP/err"
-got=$(grep -c "$ST" "$T_TMP/err")
+# (The proxy's own warning that no mount serves the store names it: not the server's.)
+MW='warning: the pointers name paths under the mount'
+got=$(grep -v "$MW" "$T_TMP/err" | grep -c "$ST")
 t_eq "no descriptor of the store reaches the server" "$got" 0
 [ "$got" = 0 ] || grep "$ST" "$T_TMP/err" | sed 's/^/  /'
 
@@ -29,7 +31,7 @@ $AGENTLINK mcp-proxy --store "$ST" -- sh -c 'l=$(readlink /proc/$$/fd/1); echo "
     </dev/null >&- 2>"$T_TMP/err"
 t_eq "stdout closed: exit 0" "$?" 0
 t_check "... the server's stdout is a pipe" grep -q '^pipe:' "$T_TMP/err"
-t_eq "... and nothing else logged" "$(grep -vc '^pipe:' "$T_TMP/err")" 0
+t_eq "... and nothing else logged" "$(grep -v '^pipe:' "$T_TMP/err" | grep -vc "$MW")" 0
 t_eq "... and its output went to /dev/null, not into the store's files" \
     "$(cat "$ST"/*.mdb | grep -c stdout-closed)" 0
 # valgrind itself will not start with stderr closed (exit 127), so under make

@@ -13,6 +13,8 @@
 #   MCP_SMALL_STORE  a store with a 2 MiB bound, not mounted (eviction)
 #   MCP_TMP          a scratch folder, removed at the end
 #   MCP_FIGURES      a file the tests append measured figures to
+# MCP_TESTS=NAME (e.g. shapes) runs tests/mcp/NAME.test.mjs only, and
+# MCP_TEST_PATTERN=RE only the tests whose name matches RE.
 #
 # Under make test-asan and test-valgrind it passes too (27 checks, about 20 s
 # and 50 s here: the proxy runs under the sanitizers or memcheck and must exit
@@ -38,7 +40,9 @@ m_mount "$S" "$MNT" || { t_not_ok "offloadfs mounts the test store"; t_done; }
 
 export OFFLOADFS_BUILD=$T_BUILD MCP_STORE=$S MCP_MOUNT=$MNT MCP_SMALL_STORE=$SMALL \
     MCP_TMP=$T_TMP MCP_FIGURES=${MCP_FIGURES:-$T_TMP/figures}
-node --test --test-reporter="$T_TOP/tests/mcp/reporter.mjs" tests/mcp/*.test.mjs; rc=$?
+files=(tests/mcp/*.test.mjs)
+[ -n "${MCP_TESTS:-}" ] && files=(tests/mcp/$MCP_TESTS.test.mjs)
+node --test ${MCP_TEST_PATTERN:+--test-name-pattern="$MCP_TEST_PATTERN"} --test-reporter="$T_TOP/tests/mcp/reporter.mjs" "${files[@]}"; rc=$?
 [ -s "$MCP_FIGURES" ] && sed 's/^/# /' "$MCP_FIGURES"
 if [ "$rc" -ne 0 ]; then t_not_ok "node --test exits 0 (status $rc)"; fi
 

@@ -3,6 +3,12 @@
  * real store in a temporary directory. */
 #include "tests/mcp/fixture.h"
 
+/* The read tool's answer to ARGS. */
+static int ask(struct fx *f, const char *args, char **t, int *err)
+{
+    return mcp_read_answer(f->h, args, strlen(args), 4096, t, NULL, err);
+}
+
 static void read_answer_should_stay_within_the_budget(void **state)
 {
     struct fx *f = *state;
@@ -13,13 +19,14 @@ static void read_answer_should_stay_within_the_budget(void **state)
     memset(one, 'w', n);
     one[n] = '\0';
     assert_int_equal(al_store_put(f->h, "wide", one, n, "t", NULL, NULL), 0);
-    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\"}", 15, 4096, &t, NULL, &err), 0);
+    assert_int_equal(ask(f, "{\"path\":\"wide\"}", &t, &err), 0);
     assert_int_equal(err, 0);
     assert_true(strlen(t) <= 4096);
     has(t, "[line 1 clipped: ");
-    has(t, "sed -n '1p' /large_tool_results/wide | tail -c +");
+    has(t, "the rest: call read_offloaded_result with {\"path\": \"/large_tool_results/wide\", "
+           "\"byte_offset\": ");
     free(t);
-    assert_int_equal(mcp_read_answer(f->h, "{\"path\":\"wide\",\"offset\":0}", 26, 4096, &t, NULL, &err), 0);
+    assert_int_equal(ask(f, "{\"path\":\"wide\",\"offset\":0}", &t, &err), 0);
     assert_int_equal(err, 1);
     has(t, "\"offset\" must be a whole number of at least 1");
     free(t);
@@ -201,13 +208,14 @@ static void read_answer_should_stop_a_search_at_its_deadline(void **state)
 static void search_should_keep_its_deadline_over_a_short_text(void **state)
 {
     size_t n = 16000;
-    char *text = malloc(n);
+    char *text = malloc(n + 1); /* NUL after it, as the store's values have (test above) */
     regex_t re;
     mcp_search s;
     struct timespec t0, t1;
     (void)state;
     assert_non_null(text);
     memset(text, 'a', n);
+    text[n] = '\0';
     assert_null(mcp_pattern_refusal("(.{1,99}){1,100}b"));
     assert_int_equal(regcomp(&re, "(.{1,99}){1,100}b", REG_EXTENDED | REG_NOSUB), 0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -317,9 +325,107 @@ static void read_answer_should_say_a_search_stopped_in_its_first_line(void **sta
     free(text);
 }
 
+/* The body of a byte range answer: between its header line and its last
+ * line (in brackets). */
+static char *range_body(const char *t)
+{
+    const char *a = strchr(t, '\n'), *b = strrchr(t, '\n');
+    assert_non_null(a);
+    assert_true(b > a);
+    return strndup(a + 1, (size_t)(b - a - 1));
+}
+
+/* byte_offset and byte_limit answer exactly those bytes; a character cut at
+ * an edge is U+FFFD, and said; a range larger than the budget is answered
+ * in pieces that name the next call; the line mode's clipped line names
+ * the call that reads on, and the pieces make the line. */
+static void read_answer_should_give_byte_ranges(void **state)
+{
+    struct fx *f = *state;
+    size_t n = 20000, k;
+    char *line = malloc(n + 1), *t = NULL, *body, args[200], *joined;
+    int err = -1;
+    for (k = 0; k + 3 <= n; k += 3) { /* "aα" again and again */
+        line[k] = 'a';
+        line[k + 1] = '\xce';
+        line[k + 2] = '\xb1';
+    }
+    for (; k < n; k++)
+        line[k] = 'z';
+    line[n] = '\0';
+    assert_int_equal(al_store_put(f->h, "one", line, n, "t", NULL, NULL), 0);
+
+    assert_int_equal(ask(f, "{\"path\":\"one\",\"byte_offset\":3,\"byte_limit\":6}", &t, &err), 0);
+    assert_int_equal(err, 0);
+    has(t, "/large_tool_results/one: bytes 3-9 of 20000 (byte_offset 3, 6 bytes)\n");
+    body = range_body(t);
+    assert_string_equal(body, "a\xce\xb1" "a\xce\xb1");
+    has(t, "[the range ends here; the result goes on for 19991 bytes: call read_offloaded_result "
+           "with {\"path\": \"/large_tool_results/one\", \"byte_offset\": 9, \"byte_limit\": 6} to "
+           "read on]");
+    assert_null(strstr(t, "U+FFFD"));
+    free(body);
+    free(t);
+
+    /* Starting inside a character: its second byte alone, and said so. */
+    assert_int_equal(ask(f, "{\"path\":\"one\",\"byte_offset\":2,\"byte_limit\":4}", &t, &err), 0);
+    has(t, "; 1 byte of this range is not valid UTF-8 (a character cut at its edge, or binary "
+           "data), shown as U+FFFD\n\xb1" "a\xce\xb1\n");
+    free(t);
+
+    /* Past the end; and bytes with lines or a pattern: refused. */
+    assert_int_equal(ask(f, "{\"path\":\"one\",\"byte_offset\":20000}", &t, &err), 0);
+    has(t, "has 20000 bytes: byte_offset 20000 is past its end");
+    free(t);
+    assert_int_equal(ask(f, "{\"path\":\"one\",\"byte_offset\":0,\"offset\":2}", &t, &err), 0);
+    assert_int_equal(err, 1);
+    has(t, "give either \"byte_offset\"/\"byte_limit\" (a byte range) or \"offset\"/\"limit\"/"
+           "\"pattern\" (lines), not both");
+    free(t);
+    assert_int_equal(ask(f, "{\"path\":\"one\",\"byte_offset\":-1}", &t, &err), 0);
+    assert_int_equal(err, 1);
+    has(t, "\"byte_offset\" must be a whole number of at least 0 (the first byte is 0)");
+    free(t);
+
+    /* The whole line, in pieces: the line answer's clip names the first
+     * byte_offset call, each piece the next; together they are the line. */
+    assert_int_equal(ask(f, "{\"path\":\"one\"}", &t, &err), 0);
+    joined = calloc(1, n + 1);
+    assert_non_null(joined);
+    {
+        const char *l2 = strchr(t, '\n') + 1, *end = strstr(l2, "\n[line 1 clipped: ");
+        assert_non_null(end);
+        assert_memory_equal(l2, "1\t", 2);
+        memcpy(joined, l2 + 2, (size_t)(end - l2 - 2));
+    }
+    for (int i = 0; i < 40; i++) {
+        const char *c = strstr(t, "{\"path\": \"/large_tool_results/one\", \"byte_offset\": ");
+        unsigned long off, lim;
+        if (!c)
+            break;
+        assert_int_equal(sscanf(c, "{\"path\": \"/large_tool_results/one\", \"byte_offset\": %lu, "
+                                   "\"byte_limit\": %lu}", &off, &lim), 2);
+        assert_int_equal(off, strlen(joined));
+        snprintf(args, sizeof args, "{\"path\":\"one\",\"byte_offset\":%lu,\"byte_limit\":%lu}", off,
+                 lim);
+        free(t);
+        assert_int_equal(mcp_read_answer(f->h, args, strlen(args), 4096, &t, NULL, &err), 0);
+        assert_true(strlen(t) <= 4096);
+        body = range_body(t);
+        strcat(joined, body);
+        free(body);
+    }
+    has(t, "[end of the result]");
+    assert_string_equal(joined, line);
+    free(joined);
+    free(t);
+    free(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(read_answer_should_give_byte_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_stay_within_the_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_match_a_pattern_on_the_last_line, setup, teardown),
         cmocka_unit_test_setup_teardown(read_answer_should_refuse_patterns_regcomp_cannot_survive, setup, teardown),

@@ -196,68 +196,6 @@ static void rewriter_should_match_ids_by_value(void **state)
     free(text);
 }
 
-static void rewriter_should_keep_structured_content_shape(void **state)
-{
-    struct fx *f = *state;
-    char *text = lines(3000), *other = lines(2000), *tok = jstr(text), *otok = jstr(other);
-    char *msg, *p1, *p2, *p3, *k3;
-    void *got = NULL;
-    size_t glen = 0;
-    mcp_verdict v;
-
-    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_text_file\"}}");
-    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
-              "\"structuredContent\":{\"content\":%s,\"n\":18446744073709551617,\"small\":\"keep me\","
-              "\"list\":[%s,true]}}}", tok, tok, otok);
-    server(f->rw, msg, MCP_REPLACE, &v);
-    assert_true(mcp_json_valid(v.text, v.len));
-    p1 = decoded_after(v.text, "\"text\":");
-    p2 = decoded_after(v.text, "\"structuredContent\":{\"content\":");
-    assert_string_equal(p1, p2); /* the same text: the same pointer */
-    has(v.text, ",\"n\":18446744073709551617,\"small\":\"keep me\",\"list\":[\"");
-    has(v.text, "\",true]}}}");
-    p3 = decoded_after(v.text, "\"list\":[");
-    k3 = pointer_key(p3);
-    assert_int_equal(al_store_get(f->h, k3, &got, &glen, NULL), 0);
-    assert_int_equal(glen, strlen(other));
-    assert_memory_equal(got, other, glen);
-    assert_true(v.len < 3 * 8192 + 1024);
-    mcp_verdict_release(&v);
-    al_free(got);
-    free(k3);
-    free(p3);
-    free(p2);
-    free(p1);
-    free(msg);
-    free(otok);
-    free(tok);
-    free(other);
-    free(text);
-}
-
-/* The same with a text that is not canonical (\u00e9): decoded into a
- * copy, structuredContent's copy found by comparing the decoded text. */
-static void rewriter_should_keep_structured_shape_for_any_encoding(void **state)
-{
-    struct fx *f = *state;
-    char *tok = escaped_token("\\u00e9 line\\n", 5000), *msg, *p1, *p2;
-    mcp_verdict v;
-
-    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"r\"}}");
-    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
-              "\"structuredContent\":{\"content\":%s}}}", tok, tok);
-    server(f->rw, msg, MCP_REPLACE, &v);
-    p1 = decoded_after(v.text, "\"text\":");
-    p2 = decoded_after(v.text, "\"structuredContent\":{\"content\":");
-    assert_string_equal(p1, p2);
-    has(p1, "Size: 40000 bytes, 5000 lines");
-    mcp_verdict_release(&v);
-    free(p2);
-    free(p1);
-    free(msg);
-    free(tok);
-}
-
 static void rewriter_should_rewrite_inside_batches(void **state)
 {
     struct fx *f = *state;
@@ -504,8 +442,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(rewriter_should_offload_large_text_and_keep_the_rest, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_never_reuse_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_match_ids_by_value, setup, teardown),
-        cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_content_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(rewriter_should_keep_structured_shape_for_any_encoding, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_rewrite_inside_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_add_the_read_tool_to_the_last_page, setup, teardown),
         cmocka_unit_test_setup_teardown(rewriter_should_answer_read_tool_calls, setup, teardown),
