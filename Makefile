@@ -16,28 +16,33 @@ REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I.
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
 REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
+# The remote tier (remote/, libremote.a): linked only into what uses it.
+REQ_LIBS_REMOTE := -lcurl -lpthread
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
+REMOTE_SRC := $(wildcard remote/*.c)
 AL_CLI_SRC := $(wildcard agentlink/cli*.c)
 AL_LIB_SRC := $(filter-out $(AL_CLI_SRC),$(wildcard agentlink/*.c))
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
+REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
-TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c)
+TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c \
+               tests/remote/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
 FAULT_BIN := $(patsubst tests/faults/%.c,$(B)/faults/%,$(wildcard tests/faults/*.c))
 
-PROGS := $(B)/libstore.a
+PROGS := $(B)/libstore.a $(B)/libremote.a
 ifneq ($(AL_LIB_SRC),)
 PROGS += $(B)/libagentlink.a $(B)/libagentlink.so
 endif
@@ -57,6 +62,10 @@ $(B)/obj/%.o: %.c
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/libstore.a: $(STORE_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libremote.a: $(REMOTE_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
@@ -88,6 +97,10 @@ $(B)/tests/agentlink/%: tests/agentlink/%.c $(B)/libagentlink.a
 $(B)/tests/fs/%: tests/fs/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a -lcmocka $(REQ_LIBS_STORE)
+# The remote tests run against a real radosgw (tests/run.sh starts one).
+$(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libremote.a -lcmocka $(REQ_LIBS_REMOTE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
