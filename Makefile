@@ -25,24 +25,26 @@ LIBDIR ?= $(PREFIX)/lib
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
 REMOTE_SRC := $(wildcard remote/*.c)
+TIER_SRC   := $(wildcard tier/*.c)
 AL_CLI_SRC := $(wildcard agentlink/cli*.c)
 AL_LIB_SRC := $(filter-out $(AL_CLI_SRC),$(wildcard agentlink/*.c))
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
 REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
+TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
 TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c \
-               tests/remote/test_*.c)
+               tests/remote/test_*.c tests/tier/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
 FAULT_BIN := $(patsubst tests/faults/%.c,$(B)/faults/%,$(wildcard tests/faults/*.c))
 
-PROGS := $(B)/libstore.a $(B)/libremote.a
+PROGS := $(B)/libstore.a $(B)/libremote.a $(B)/libtier.a
 ifneq ($(AL_LIB_SRC),)
 PROGS += $(B)/libagentlink.a $(B)/libagentlink.so
 endif
@@ -66,6 +68,11 @@ $(B)/libstore.a: $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/libremote.a: $(REMOTE_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+# The tier (store + remote glue): libtier.a, used with libremote.a and a store.
+$(B)/libtier.a: $(TIER_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
@@ -101,6 +108,10 @@ $(B)/tests/fs/%: tests/fs/%.c $(B)/libstore.a
 $(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libremote.a -lcmocka $(REQ_LIBS_REMOTE)
+$(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)

@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /* ---- Error codes (negative; errno values are positive) ---------------- */
-#define REMOTE_ERR_BASE (-32000)
+#define REMOTE_ERR_BASE (-33000) /* apart from AL_ERR_BASE (-32000) and STORE_ERR_BASE */
 #define REMOTE_ENOTFOUND (REMOTE_ERR_BASE - 1) /* no such object (HTTP 404 NoSuchKey) */
 #define REMOTE_ENOBUCKET (REMOTE_ERR_BASE - 2) /* no such bucket (HTTP 404 NoSuchBucket) */
 #define REMOTE_EDENIED   (REMOTE_ERR_BASE - 3) /* credentials refused or no permission (401/403) */

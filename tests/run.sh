@@ -70,11 +70,12 @@ run_suite() { # run_suite KIND PATH CMD...
     count "$log" "$kind" "$suite" "$rc"
 }
 
-# The remote suites (tests/remote) run against one real S3 server for the
+# The remote suites (tests/remote, tests/tier) run against one real S3 server for the
 # whole run: a one-node radosgw (scripts/s3-server.sh) in a scratch dir,
 # started only when one of them is selected, stopped and removed on exit.
 s3_wanted=
-for t in "$OFFLOADFS_BUILD"/tests/remote/test_* tests/remote/test_*.sh; do
+for t in "$OFFLOADFS_BUILD"/tests/remote/test_* tests/remote/test_*.sh \
+    "$OFFLOADFS_BUILD"/tests/tier/test_* tests/tier/test_*.sh; do
     [ -e "$t" ] || continue
     case ${t#"$PWD"/} in *"$filter"*) s3_wanted=1 ;; esac
     [ "$filter" = unit ] && [ "${t%.sh}" = "$t" ] && s3_wanted=1
