@@ -304,6 +304,7 @@ const char *remote_strerror(int err)
     case REMOTE_ECONFIG: return "bad remote configuration";
     case REMOTE_EPROTO: return "unexpected answer from the remote";
     case REMOTE_ESOURCE: return "the data source or sink failed";
+    case REMOTE_ECHANGED: return "the object was replaced on the remote";
     default: return err > 0 ? strerror(err) : "unknown remote error";
     }
 }

@@ -71,6 +71,12 @@ int remote_put_buf(remote_conn *c, const char *name, const void *buf, size_t len
 int remote_get(remote_conn *c, const char *name, uint64_t off, uint64_t len, remote_sink_fn sink,
                void *arg, uint64_t *got)
 {
+    return remote_get_if(c, name, NULL, off, len, sink, arg, got);
+}
+
+int remote_get_if(remote_conn *c, const char *name, const char *etag, uint64_t off, uint64_t len,
+                  remote_sink_fn sink, void *arg, uint64_t *got)
+{
     if (got)
         *got = 0;
     if (len == 0)
@@ -79,6 +85,8 @@ int remote_get(remote_conn *c, const char *name, uint64_t off, uint64_t len, rem
         return EINVAL;
     rq q = {.label = "GET", .method = "GET", .name = name, .ranged = 1, .range_off = off,
             .range_len = len, .sink = sink, .sink_arg = arg};
+    if (etag)
+        snprintf(q.etag, sizeof q.etag, "%s", etag);
     int rc = rq_run(c, &q);
     if (got)
         *got = q.delivered;

@@ -61,6 +61,7 @@ extern "C" {
 #define REMOTE_ECONFIG   (REMOTE_ERR_BASE - 5) /* bad URL, no credentials, unreadable profile */
 #define REMOTE_EPROTO    (REMOTE_ERR_BASE - 6) /* any other HTTP status, or an answer not understood */
 #define REMOTE_ESOURCE   (REMOTE_ERR_BASE - 7) /* the caller's source or sink callback failed */
+#define REMOTE_ECHANGED  (REMOTE_ERR_BASE - 8) /* the object is no longer the version asked for (412) */
 
 /* Returns a static description of any code above or errno. Never NULL. */
 const char *remote_strerror(int err);
@@ -180,6 +181,12 @@ typedef int (*remote_sink_fn)(void *arg, const void *data, size_t n);
  * REMOTE_EPROTO, REMOTE_ESOURCE, ENOMEM. */
 int remote_get(remote_conn *c, const char *name, uint64_t off, uint64_t len,
                remote_sink_fn sink, void *arg, uint64_t *got);
+
+/* remote_get() of the version whose ETag is ETAG only (If-Match): an object
+ * replaced since is REMOTE_ECHANGED, never bytes of another version. ETAG
+ * NULL: any version, as remote_get(). */
+int remote_get_if(remote_conn *c, const char *name, const char *etag, uint64_t off, uint64_t len,
+                  remote_sink_fn sink, void *arg, uint64_t *got);
 
 /* remote_get() into BUF (CAP bytes): *GOT gets the bytes stored, at most
  * CAP. */

@@ -68,7 +68,8 @@ typedef struct rq {
     double moved_at;    /* monotonic seconds of the last byte moved */
     curl_off_t moved;   /* bytes moved (up + down) at moved_at */
     int range_ignored;  /* a 200 (whole body) answered a range not at 0 */
-    char etag[128];     /* ETag of the first answer: a resumed GET must match it */
+    char etag[128];     /* ETag asked for, or of the first answer: a resumed GET must match it */
+    int must_match;     /* the caller gave the ETag: If-Match on every attempt */
 } rq;
 
 /* Runs Q on C: builds the URL, signs (SigV4), retries transient failures

@@ -307,7 +307,7 @@ static struct curl_slist *attempt_headers(const remote_conn *c, const rq *q, int
             h = t;
         else
             *oom = 1;
-        if (q->delivered > 0 && q->etag[0]) { /* resume the same version only */
+        if ((q->delivered > 0 || q->must_match) && q->etag[0]) { /* the same version only */
             char im[160];
             snprintf(im, sizeof im, "If-Match: %s", q->etag);
             if ((t = curl_slist_append(h, im)))
@@ -420,9 +420,9 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
         *rc = REMOTE_EDOWN;
         return A_RETRY;
     }
-    if (q->status == 412 && q->delivered > 0) {
-        *rc = REMOTE_EPROTO;
-        rq_fail(c, q, "the object was replaced during the read");
+    if (q->status == 412 && (q->delivered > 0 || q->must_match)) {
+        *rc = REMOTE_ECHANGED;
+        rq_fail(c, q, "the object was replaced%s", q->delivered ? " during the read" : "");
         return A_FAIL;
     }
     if (q->status == 404)
@@ -446,6 +446,7 @@ int rq_run(remote_conn *c, rq *q)
     rbuf url = {0};
     c->msg[0] = '\0';
     c->attempts = 0;
+    q->must_match = q->etag[0] != '\0'; /* set by the caller: If-Match from the start */
     int rc = build_url(c->r, q, &url);
     if (rc)
         return rc;

@@ -129,6 +129,27 @@ static void replace_should_serve_new_bytes(void **state)
     assert_memory_equal(buf, "second", 6);
 }
 
+static void get_if_should_refuse_another_version(void **state)
+{
+    struct rfx *f = *state;
+    remote_info in;
+    sinkbuf b = {malloc(64), 0, 64, 0};
+    assert_int_equal(remote_put_buf(f->c, "ns/v", "version one", 11, NULL), 0);
+    assert_int_equal(remote_head(f->c, "ns/v", &in), 0);
+    assert_int_equal(remote_get_if(f->c, "ns/v", in.etag, 8, 3, to_buf, &b, NULL), 0);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.p, "one", 3);
+    assert_int_equal(remote_put_buf(f->c, "ns/v", "version two", 11, NULL), 0);
+    b.len = 0;
+    assert_int_equal(remote_get_if(f->c, "ns/v", in.etag, 0, 11, to_buf, &b, NULL), REMOTE_ECHANGED);
+    assert_int_equal(b.len, 0);
+    assert_non_null(strstr(remote_conn_message(f->c), "ns/v: the object was replaced"));
+    assert_int_equal(remote_get_if(f->c, "ns/v", NULL, 8, 3, to_buf, &b, NULL), 0);
+    assert_memory_equal(b.p, "two", 3);
+    remote_info_clear(&in);
+    free(b.p);
+}
+
 static void delete_should_remove_and_tolerate_missing(void **state)
 {
     struct rfx *f = *state;
@@ -301,6 +322,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(missing_object_should_be_enotfound_with_message, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(replace_should_serve_new_bytes, rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(get_if_should_refuse_another_version, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(delete_should_remove_and_tolerate_missing, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(names_needing_encoding_should_round_trip, rfx_setup, rfx_teardown),
         cmocka_unit_test(list_should_page_through_everything),
