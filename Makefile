@@ -87,9 +87,11 @@ $(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
 $(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)
 
-# The daemon reads the policy file with agentlink's own loader (fs/config.c).
-$(B)/offloadfs: $(FS_OBJ) $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
+# The daemon reads the policy file with agentlink's own loader (fs/config.c)
+# and serves the remote tier through libtier.a and libremote.a (fs/remote.c).
+$(B)/offloadfs: $(FS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
+	  $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -112,6 +114,11 @@ $(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
 	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
+# The tier's driver for the shell tests (before the tools' pattern rule).
+$(B)/tools/tierctl: tests/tools/tierctl.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	  $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)

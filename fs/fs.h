@@ -187,6 +187,8 @@ struct ofs_prefetch {
     char *buf;                 /* one piece of a value being pushed */
 };
 
+struct ofs_remote;
+
 /* The daemon state: one per mount, reached from a request through
  * ofs_from_req(). Set up by main.c before the session loop starts; only the
  * atomics change afterwards. */
@@ -208,6 +210,11 @@ struct ofs {
     struct ofs_watch watch;
     struct ofs_wake wake;
     struct ofs_prefetch prefetch;
+    struct ofs_remote *remote;  /* the store's remote tier, NULL when none (remote.c) */
+    unsigned remote_ttl;        /* -o remote_ttl=SECONDS */
+    unsigned remote_stall;      /* -o remote_stall=SECONDS, 0: remote.h's default */
+    unsigned remote_retries;    /* -o remote_retries=N, 0: the default,
+                                   OFS_REMOTE_NO_RETRY: none */
 };
 
 /* The daemon state of a request. Never NULL inside a handler. */
@@ -330,6 +337,52 @@ void ofs_wake_answer(struct ofs *fs, uint64_t generation);
  * the directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
+
+/* ---- remote.c --------------------------------------------------------- */
+
+/* Inodes of remote-only results start here (local ones are store versions,
+ * far below); see remote.c. */
+#define OFS_REMOTE_INO_BASE (UINT64_C(1) << 62)
+#define OFS_REMOTE_NO_RETRY 0xffffffffu /* = REMOTE_NO_RETRY (remote.h) */
+/* Seconds a remote answer (a name found or not) is reused, by default. */
+#define OFS_REMOTE_TTL_DEFAULT 2u
+
+static inline int ofs_remote_ino(fuse_ino_t ino)
+{
+    return (uint64_t)ino >= OFS_REMOTE_INO_BASE;
+}
+
+/* Before mounting: when the store at STORE_ABS names a remote, checks its
+ * configuration and access once and says on stderr what is wrong. Returns
+ * 1 (nothing may be mounted) when the configuration is unusable (no
+ * credentials, a bad URL or profile); 0 otherwise, also after a warning
+ * for a refused access, a missing bucket or a remote that does not answer
+ * (the mount serves local results and retries the remote per request). */
+int ofs_remote_probe(const char *store_abs);
+
+/* After fs->st is open: sets fs->remote when the store names a remote (NULL
+ * when it names none). Returns 0, or an errno value after logging why
+ * (the mount then runs without its remote). */
+int ofs_remote_open(struct ofs *fs);
+
+/* Releases fs->remote (NULL is fine); after the session loop ended. */
+void ofs_remote_close(struct ofs *fs);
+
+/* Looks KEY up on the remote (fs->remote set): 0 and *E (its inode in
+ * e->version, at or above OFS_REMOTE_INO_BASE) for a result there;
+ * ENOENT when the remote has none; ENODATA for a tombstone (removed on
+ * some host); EIO (logged) when the remote fails within its bound; ENOMEM.
+ * An answer younger than fs->remote_ttl seconds is reused. */
+int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e);
+
+/* The entry of remote inode INO into *E (may be NULL): 0, or ENODATA when
+ * this mount does not know INO. */
+int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e);
+
+/* Answers a read of remote inode INO (exactly one reply): the bytes of
+ * that object version from a ranged GET, ENODATA when the version is gone
+ * from the remote, EIO (logged) when the remote fails. */
+void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
 
 /* ---- prefetch.c ------------------------------------------------------- */
 

@@ -46,6 +46,9 @@
 struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
     char *prefetch;    /* -o prefetch=SIZE */
+    char *remote_ttl;  /* -o remote_ttl=SECONDS */
+    char *remote_stall;   /* -o remote_stall=SECONDS */
+    char *remote_retries; /* -o remote_retries=N */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
@@ -53,6 +56,8 @@ struct cli {
     int has_fsname;
     int has_subtype;
     uint64_t prefetch_max; /* parsed from prefetch */
+    unsigned remote_ttl_s; /* parsed from remote_ttl */
+    unsigned remote_stall_s, remote_retries_n; /* 0: the default */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
@@ -60,6 +65,9 @@ enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
+    {"remote_ttl=%s", offsetof(struct cli, remote_ttl), 0},
+    {"remote_stall=%s", offsetof(struct cli, remote_stall), 0},
+    {"remote_retries=%s", offsetof(struct cli, remote_retries), 0},
     {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -139,6 +147,14 @@ static void help(const char *prog)
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
            "                           page cache for its first read (default 64M;\n"
            "                           0: never)\n"
+           "    -o remote_ttl=SECONDS  with a remote tier (agentlink init --remote): how\n"
+           "                           long a remote answer (a name found or not) is\n"
+           "                           reused (default 2; 0: every open asks)\n"
+           "    -o remote_stall=SECONDS  a remote request that moves no byte this long\n"
+           "                           fails (default 2)\n"
+           "    -o remote_retries=N    retries of a failed remote request (default 2):\n"
+           "                           a read of a remote result on a dead remote fails\n"
+           "                           with EIO after (N + 1) x (1 s + stall) + backoff\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -398,6 +414,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
                  store_strerror(rc));
         goto out_store;
     }
+    ofs_remote_open(fs); /* logs why when it cannot: local results are served anyway */
     fs->loop_thread = pthread_self();
     /* The prefetcher first: the watcher feeds it. */
     if ((rc = ofs_prefetch_start(fs))) {
@@ -429,12 +446,27 @@ out_prefetch:
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:
+    ofs_remote_close(fs);
     store_close_unless_damaged(fs);
 out_unmount:
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);
     return ret;
+}
+
+/* Parses TEXT (-o NAME=TEXT) as a whole number of at most MAX into *OUT;
+ * 1 after a message when it is not one. */
+static int parse_uint(const char *name, const char *text, unsigned long max, unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (!*text || *end || text[0] == '-' || v > max) {
+        fprintf(stderr, "offloadfs: %s '%s' is not a whole number from 0 to %lu\n", name, text, max);
+        return 1;
+    }
+    *out = (unsigned)v;
+    return 0;
 }
 
 /* Parses the command line into C and O; returns -1 to go on, else the exit
@@ -463,6 +495,17 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     }
     if (c->prefetch && parse_size("prefetch", c->prefetch, &c->prefetch_max))
         return EXIT_USAGE;
+    c->remote_ttl_s = OFS_REMOTE_TTL_DEFAULT;
+    if ((c->remote_ttl && parse_uint("remote_ttl", c->remote_ttl, 86400, &c->remote_ttl_s)) ||
+        (c->remote_stall && parse_uint("remote_stall", c->remote_stall, 3600, &c->remote_stall_s)) ||
+        (c->remote_retries && parse_uint("remote_retries", c->remote_retries, 10, &c->remote_retries_n)))
+        return EXIT_USAGE;
+    if (c->remote_stall && c->remote_stall_s == 0) {
+        fprintf(stderr, "offloadfs: remote_stall must be at least 1 second\n");
+        return EXIT_USAGE;
+    }
+    if (c->remote_retries && c->remote_retries_n == 0)
+        c->remote_retries_n = OFS_REMOTE_NO_RETRY;
     if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
         return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
@@ -482,6 +525,9 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->timeout = OFS_CACHE_TIMEOUT;
     fs->conn_opts = conn_opts;
     fs->prefetch_max = c->prefetch ? c->prefetch_max : OFS_PREFETCH_DEFAULT;
+    fs->remote_ttl = c->remote_ttl_s;
+    fs->remote_stall = c->remote_stall_s;
+    fs->remote_retries = c->remote_retries_n;
     atomic_store(&fs->root_mtime_ns,
                  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 }
@@ -502,7 +548,8 @@ int main(int argc, char *argv[])
     if ((ret = parse(&args, &c, &o)) >= 0)
         goto out;
     ret = 1;
-    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs))
+    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs) ||
+        ofs_remote_probe(store_abs))
         goto out;
     ret = EXIT_USAGE;
     /* Before mounting: places where a mount would hang or hide (startup.c). */
@@ -523,6 +570,9 @@ out:
     free(o.mountpoint);
     free(c.ns);
     free(c.prefetch);
+    free(c.remote_ttl);
+    free(c.remote_stall);
+    free(c.remote_retries);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

@@ -138,11 +138,19 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
         return 0;
     }
     rc = ofs_errno(rc);
+    if (fs->remote && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
+        if ((rc = ofs_remote_lookup(fs, name, &e)) == 0) {
+            entry_param(fs, &e, ep);
+            ep->entry_timeout = ep->attr_timeout = fs->remote_ttl;
+            return 0;
+        }
+    }
     if (rc == ENOENT) {
         /* A negative entry the kernel may cache: the watcher invalidates the
-         * name as soon as it is written. */
+         * name as soon as it is written here; another host's write it cannot
+         * see, so with a remote the TTL bounds it. */
         memset(ep, 0, sizeof *ep);
-        ep->entry_timeout = fs->timeout;
+        ep->entry_timeout = fs->remote ? fs->remote_ttl : fs->timeout;
         return 0;
     }
     OFS_DEBUG(fs, "offloadfs: lookup '%s': %s\n", name, strerror(rc));
@@ -167,7 +175,8 @@ static int do_getattr(struct ofs *fs, fuse_ino_t ino, struct stat *st)
         root_stat(fs, st);
         return 0;
     }
-    rc = store_version_stat(fs->st, fs->ns, ino, &e, NULL);
+    rc = ofs_remote_ino(ino) ? ofs_remote_entry(fs, ino, &e)
+                             : store_version_stat(fs->st, fs->ns, ino, &e, NULL);
     if (rc)
         return ofs_errno(rc);
     entry_stat(fs, &e, st);
@@ -200,6 +209,8 @@ static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
         return ENOSYS;
     fi->keep_cache = 1;
     fi->noflush = 1;
+    if (ofs_remote_ino(ino))
+        return ofs_remote_entry(fs, ino, NULL);
     return ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
 }
 
@@ -243,6 +254,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     }
     if (off < 0) {
         fuse_reply_err(req, EINVAL);
+        return;
+    }
+    if (ofs_remote_ino(ino)) {
+        ofs_remote_read(fs, req, ino, size, off);
         return;
     }
     rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
@@ -511,6 +526,8 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
     if (ino == ROOT_INO)
         return ENODATA;
+    if (ofs_remote_ino(ino))
+        return ofs_remote_entry(fs, ino, e);
     return ofs_errno(store_version_stat(fs->st, fs->ns, ino, e, NULL));
 }
 
