@@ -109,7 +109,8 @@ int store_remote_get(store *st, char *buf, size_t cap)
     if (!rc && v.mv_size + 1 > cap)
         rc = ERANGE;
     if (!rc) {
-        memcpy(buf, v.mv_data, v.mv_size);
+        if (v.mv_size)
+            memcpy(buf, v.mv_data, v.mv_size);
         buf[v.mv_size] = '\0';
     }
     tx_abort(&t);

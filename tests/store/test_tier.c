@@ -114,7 +114,7 @@ static void bound_held_by_pending_should_refuse_and_change_nothing(void **state)
     store_stats before, after;
     fx_limits(f->st, 3 * VAL, VAL);
     for (int i = 0; i < 3; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof k, "p%d", i);
         assert_int_equal(put_pending(f->st, k, (unsigned)i, 1, NULL), 0);
     }
