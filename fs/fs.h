@@ -384,6 +384,17 @@ int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e);
  * from the remote, EIO (logged) when the remote fails. */
 void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
 
+/* Called by ofs_remote_list() per name; nonzero stops the listing (and is
+ * returned). */
+typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
+
+/* Calls FN for each result name of the namespace the remote holds that
+ * sorts after AFTER (NULL: all) and is not live in the local store, in
+ * byte order. The remote listing is reused for remote_ttl seconds; when
+ * the remote fails (logged), the last listing or none is used, and the
+ * remote is not asked again for 10 s. Returns 0 or FN's value. */
+int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx);
+
 /* ---- prefetch.c ------------------------------------------------------- */
 
 /* Starts the prefetcher for FS (fs->st, fs->se, fs->mountpoint set) when

@@ -277,6 +277,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 struct ofs_dir {
     off_t pos;                      /* position after the last key sent */
     char key[STORE_NAME_MAX + 1];   /* that key ("" before any) */
+    int remote;                     /* it came from the remote's names (remote.c),
+                                       which follow the local ones */
 };
 
 #define DIR_FIRST_KEY 2
@@ -335,13 +337,41 @@ static int rd_key(const char *key, size_t keylen, const store_entry *e, void *vc
         return rc;
     memcpy(c->dir->key, key, keylen + 1);
     c->dir->pos = c->pos;
+    c->dir->remote = 0;
+    return 0;
+}
+
+/* A name only the remote holds: a plain entry, and in readdirplus one
+ * without attributes (ino 0), so the kernel looks it up when asked. */
+static int rd_remote(const char *key, void *vctx)
+{
+    struct rd_ctx *c = vctx;
+    struct fuse_entry_param ep;
+    size_t need, room = c->size - c->used, keylen = strlen(key);
+    if (c->skip > 0) {
+        c->skip--;
+        c->pos++;
+        return 0;
+    }
+    memset(&ep, 0, sizeof ep);
+    ep.attr.st_mode = S_IFREG;
+    ep.attr.st_ino = (ino_t)(OFS_REMOTE_INO_BASE - 1); /* d_ino only */
+    need = c->plus ? fuse_add_direntry_plus(c->req, c->buf + c->used, room, key, &ep, c->pos + 1)
+                   : fuse_add_direntry(c->req, c->buf + c->used, room, key, &ep.attr, c->pos + 1);
+    if (need > room)
+        return RD_FULL;
+    c->used += need;
+    c->pos++;
+    memcpy(c->dir->key, key, keylen + 1);
+    c->dir->pos = c->pos;
+    c->dir->remote = 1;
     return 0;
 }
 
 static int do_readdir(struct rd_ctx *c, off_t off)
 {
     const char *after = NULL;
-    int rc = 0;
+    int rc = 0, in_remote = 0;
     c->pos = off;
     if (c->pos == 0)
         rc = rd_add(c, ".", NULL);
@@ -351,12 +381,19 @@ static int do_readdir(struct rd_ctx *c, off_t off)
         return 0;
     if (off > DIR_FIRST_KEY && off == c->dir->pos) {
         after = c->dir->key;          /* the common case: carry on */
+        in_remote = c->dir->remote;
     } else if (off > DIR_FIRST_KEY) {
         c->pos = DIR_FIRST_KEY;       /* a seek: count from the start */
         c->skip = off - DIR_FIRST_KEY;
         OFS_DEBUG(c->fs, "offloadfs: readdir: seek to %jd, rescanning\n", (intmax_t)off);
     }
-    rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
+    if (!in_remote) {
+        rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
+        if (rc == RD_FULL || rc || !c->fs->remote)
+            return rc == RD_FULL ? 0 : ofs_errno(rc);
+        after = NULL;
+    }
+    rc = ofs_remote_list(c->fs, after, rd_remote, c); /* then what only the remote has */
     return rc == RD_FULL ? 0 : ofs_errno(rc);
 }
 

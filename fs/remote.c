@@ -32,6 +32,7 @@
 #include <time.h>
 
 #define SLOT_BUCKETS 4096u
+#define OFS_REMOTE_LIST_BACKOFF 10.0
 
 _Static_assert(OFS_REMOTE_NO_RETRY == REMOTE_NO_RETRY, "fs.h and remote.h agree");
 
@@ -43,10 +44,14 @@ struct rslot {
     struct rslot *next;    /* hash chain by key (newest version of a key only) */
 };
 
+struct rlist;
+
 struct ofs_remote {
     tier *t;
     pthread_key_t conn_key;
-    pthread_mutex_t lock;           /* slots, by_key */
+    pthread_mutex_t lock;           /* slots, by_key, the listing */
+    struct rlist *list;             /* the last listing, or NULL */
+    double list_at, list_failed_at; /* when it was fetched; the last failure */
     struct rslot **slots;           /* by inode - OFS_REMOTE_INO_BASE */
     size_t nslots, cap;
     struct rslot *by_key[SLOT_BUCKETS];
@@ -66,6 +71,8 @@ static unsigned key_hash(const char *k)
         h = (h ^ (unsigned char)*k) * 16777619u;
     return h % SLOT_BUCKETS;
 }
+
+static void rlist_put(struct rlist *l);
 
 static void conn_free(void *c)
 {
@@ -134,6 +141,7 @@ int ofs_remote_open(struct ofs *fs)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->t = t;
+    r->list_failed_at = -OFS_REMOTE_LIST_BACKOFF;
     fs->remote = r;
     fuse_log(FUSE_LOG_INFO, "offloadfs: remote s3://%s/%s at %s, ttl %u s, failures bounded at %llu ms\n",
              remote_bucket(tier_remote(t)), remote_prefix(tier_remote(t)),
@@ -155,6 +163,7 @@ void ofs_remote_close(struct ofs *fs)
         free(r->slots[i]);
     }
     free(r->slots);
+    rlist_put(r->list);
     pthread_mutex_destroy(&r->lock);
     tier_close(r->t);
     free(r);
@@ -336,4 +345,112 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
         fuse_reply_err(req, rc == ENOMEM ? ENOMEM : EIO);
     }
     free(b.p);
+}
+
+/* ---- listing ------------------------------------------------------------
+ * The remote's names of the namespace, fetched at most once per
+ * remote_ttl seconds and shared by readdir calls as a refcounted snapshot
+ * (a reader iterates it without the lock). After a failed fetch the last
+ * snapshot (or none) is served for OFS_REMOTE_LIST_BACKOFF seconds, so a
+ * dead remote costs one bounded wait per backoff period, not one per ls. */
+
+struct rlist {
+    int refs;
+    size_t n, cap;
+    char **names;
+};
+
+static void rlist_put(struct rlist *l)
+{
+    if (!l || --l->refs > 0)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l);
+}
+
+static int rlist_add(void *arg, const char *name, uint64_t size, int64_t mtime)
+{
+    struct rlist *l = arg;
+    (void)size;
+    (void)mtime;
+    if (store_name_check(name, strlen(name)) != 0)
+        return 0; /* not a key this mount could show */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        char **v = realloc(l->names, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        l->names = v;
+        l->cap = cap;
+    }
+    if (!(l->names[l->n] = strdup(name)))
+        return ENOMEM;
+    l->n++;
+    return 0;
+}
+
+/* A reference to a listing no older than the TTL (or the last one, after a
+ * recent failure); NULL when there is none. Release with rlist_put() under
+ * r->lock. */
+static struct rlist *rlist_get(struct ofs *fs)
+{
+    struct ofs_remote *r = fs->remote;
+    struct rlist *l = NULL, *fresh;
+    double now = mono_now();
+    pthread_mutex_lock(&r->lock);
+    int use_cached = r->list && now - r->list_at < (double)fs->remote_ttl;
+    if (now - r->list_failed_at < OFS_REMOTE_LIST_BACKOFF)
+        use_cached = 1;
+    if (use_cached && (l = r->list))
+        l->refs++;
+    pthread_mutex_unlock(&r->lock);
+    if (use_cached)
+        return l;
+    remote_conn *c = thread_conn(r);
+    int rc = ENOMEM;
+    if (c && (fresh = calloc(1, sizeof *fresh))) {
+        fresh->refs = 1;
+        rc = tier_list(r->t, c, fs->ns, rlist_add, fresh);
+        if (rc) {
+            fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: %s\n",
+                     rc == ENOMEM ? strerror(rc) : remote_conn_message(c));
+            rlist_put(fresh);
+        }
+    }
+    pthread_mutex_lock(&r->lock);
+    if (rc == 0) {
+        rlist_put(r->list);
+        r->list = fresh;
+        r->list_at = mono_now();
+        fresh->refs++;
+        l = fresh;
+    } else {
+        r->list_failed_at = mono_now();
+        if ((l = r->list))
+            l->refs++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return l;
+}
+
+int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx)
+{
+    struct ofs_remote *r = fs->remote;
+    struct rlist *l = rlist_get(fs);
+    int rc = 0;
+    if (!l)
+        return 0;
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        if (after && strcmp(l->names[i], after) <= 0)
+            continue;
+        if (store_lookup(fs->st, fs->ns, l->names[i], NULL, NULL) == 0)
+            continue; /* live here: listed with the local names */
+        rc = fn(l->names[i], ctx);
+    }
+    pthread_mutex_lock(&r->lock);
+    rlist_put(l);
+    pthread_mutex_unlock(&r->lock);
+    return rc;
 }

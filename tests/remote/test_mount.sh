@@ -41,6 +41,20 @@ t_rc "rm on A" 0 "$TIER" "$A" rm k1
 t_eq "B: a removed name is ENODATA" "$(m_errno open_r "$MB/k1")" ENODATA
 t_eq "B: a never-written name is ENOENT" "$(m_errno open_r "$MB/never")" ENOENT
 
+# ls lists local and remote names, once each, in byte order per tier.
+printf 'x' | "$M_CTL" "$B" put b-local >/dev/null
+for k in r-a r-b r-c; do printf '%s' "$k" | "$TIER" "$A" put "$k" || t_not_ok "put $k"; done
+t_eq "ls on B: local names, then remote-only ones" "$(ls -f "$MB" | grep -v '^\.' | tr '\n' ' ')" \
+    "b-local r-a r-b r-c "
+t_eq "ls -l on B: a remote name's size" "$(stat -c %s "$MB/r-b")" 3
+"$M_CTL" "$B" rm b-local
+# 120 remote names of 40 bytes fill several readdir replies: each resumes
+# in the remote part where the last stopped.
+for i in $(seq 100 219); do printf '%s' "$i" | "$TIER" "$A" put "many-$i-padding-padding-padding-pad"; done
+want=$( (printf 'r-a\nr-b\nr-c\n'; for i in $(seq 100 219); do echo "many-$i-padding-padding-padding-pad"; done) | LC_ALL=C sort)
+t_eq "a long listing in several replies: every name once" "$(ls -f "$MB" | grep -v '^\.' | LC_ALL=C sort)" "$want"
+t_eq "  and with attributes (ls -l)" "$(ls -l "$MB" | grep -c ' many-')" 120
+
 # B's own result, uploaded, then evicted here: served from the remote.
 head -c 50000 /dev/urandom >"$T_TMP/own"
 t_rc "put on B uploads" 0 "$TIER" "$B" put mine <"$T_TMP/own"
