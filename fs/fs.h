@@ -188,6 +188,8 @@ struct ofs_prefetch {
 };
 
 struct ofs_remote;
+struct ofs_rwin;
+struct remote_conn;
 
 /* The daemon state: one per mount, reached from a request through
  * ofs_from_req(). Set up by main.c before the session loop starts; only the
@@ -211,6 +213,7 @@ struct ofs {
     struct ofs_wake wake;
     struct ofs_prefetch prefetch;
     struct ofs_remote *remote;  /* the store's remote tier, NULL when none (remote.c) */
+    struct ofs_rwin *rwin;      /* read-ahead windows of remote results (remote_read.c) */
     unsigned remote_ttl;        /* -o remote_ttl=SECONDS */
     unsigned remote_stall;      /* -o remote_stall=SECONDS, 0: remote.h's default */
     unsigned remote_retries;    /* -o remote_retries=N, 0: the default,
@@ -379,9 +382,36 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e);
  * this mount does not know INO. */
 int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e);
 
+/* What remote inode INO is: its key (STORE_NAME_MAX + 1 bytes), its
+ * object's ETag (ETAG_CAP bytes) and length. 0, or ENODATA when this mount
+ * does not know INO. */
+int ofs_remote_slot(struct ofs *fs, fuse_ino_t ino, char *key, char *etag, size_t etag_cap,
+                    uint64_t *length);
+
+/* This thread's remote connection (made on first use), or NULL without a
+ * remote or memory. */
+struct remote_conn *ofs_remote_conn(struct ofs *fs);
+
+/* ---- remote_read.c ---------------------------------------------------- */
+
+/* Read-ahead windows of remote results: OFS_RWIN_COUNT buffers of at most
+ * OFS_RWIN_MAX bytes each, shared by the mount. A read not covered by a
+ * window fetches one (a ranged GET for that object version), starting at
+ * OFS_RWIN_MIN bytes and doubling while reads go on where the last window
+ * ended, so a sequential read of a large result costs few requests. Reads
+ * that a window being fetched will cover wait for it instead of asking
+ * again. */
+#define OFS_RWIN_COUNT 4u
+#define OFS_RWIN_MIN (256u * 1024u)
+#define OFS_RWIN_MAX (8u * 1024u * 1024u)
+
+/* Makes / frees fs->rwin (main.c, around the session). ENOMEM or 0. */
+int ofs_rwin_init(struct ofs *fs);
+void ofs_rwin_free(struct ofs *fs);
+
 /* Answers a read of remote inode INO (exactly one reply): the bytes of
- * that object version from a ranged GET, ENODATA when the version is gone
- * from the remote, EIO (logged) when the remote fails. */
+ * that object version, from a window or a ranged GET; ENODATA when the
+ * version is gone from the remote, EIO (logged) when the remote fails. */
 void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
 
 /* Called by ofs_remote_list() per name; nonzero stops the listing (and is

@@ -415,6 +415,10 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         goto out_store;
     }
     ofs_remote_open(fs); /* logs why when it cannot: local results are served anyway */
+    if (fs->remote && (rc = ofs_rwin_init(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read buffers: %s\n", strerror(rc));
+        goto out_store;
+    }
     fs->loop_thread = pthread_self();
     /* The prefetcher first: the watcher feeds it. */
     if ((rc = ofs_prefetch_start(fs))) {
@@ -446,6 +450,7 @@ out_prefetch:
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:
+    ofs_rwin_free(fs);
     ofs_remote_close(fs);
     store_close_unless_damaged(fs);
 out_unmount:

@@ -288,63 +288,26 @@ int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
     return s ? 0 : ENODATA;
 }
 
-struct rbuf_sink {
-    char *p;
-    size_t len, cap;
-};
-
-static int to_reply(void *arg, const void *data, size_t n)
-{
-    struct rbuf_sink *b = arg;
-    if (n > b->cap - b->len)
-        return -1;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    return 0;
-}
-
-void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+int ofs_remote_slot(struct ofs *fs, fuse_ino_t ino, char *key, char *etag, size_t etag_cap,
+                    uint64_t *length)
 {
     struct ofs_remote *r = fs->remote;
-    char key[STORE_NAME_MAX + 1], etag[128];
-    uint64_t length;
-    remote_conn *c;
-    struct rbuf_sink b = {NULL, 0, 0};
+    if (!r)
+        return ENODATA;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_ino(r, ino);
     if (s) {
-        snprintf(key, sizeof key, "%s", s->key);
-        snprintf(etag, sizeof etag, "%s", s->etag);
-        length = s->e.size;
+        snprintf(key, STORE_NAME_MAX + 1, "%s", s->key);
+        snprintf(etag, etag_cap, "%s", s->etag);
+        *length = s->e.size;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!s) {
-        fuse_reply_err(req, ENODATA);
-        return;
-    }
-    if ((uint64_t)off >= length || size == 0) {
-        fuse_reply_buf(req, NULL, 0);
-        return;
-    }
-    if ((uint64_t)size > length - (uint64_t)off)
-        size = (size_t)(length - (uint64_t)off);
-    if (!(c = thread_conn(r)) || !(b.p = malloc(size))) {
-        fuse_reply_err(req, ENOMEM);
-        return;
-    }
-    b.cap = size;
-    char name[TIER_NAME_MAX];
-    tier_name(name, sizeof name, fs->ns, key, 0);
-    int rc = remote_get_if(c, name, etag[0] ? etag : NULL, (uint64_t)off, size, to_reply, &b, NULL);
-    if (rc == 0) {
-        fuse_reply_buf(req, b.p, b.len);
-    } else if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND) {
-        fuse_reply_err(req, ENODATA); /* this version is gone from the remote */
-    } else {
-        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", key, remote_conn_message(c));
-        fuse_reply_err(req, rc == ENOMEM ? ENOMEM : EIO);
-    }
-    free(b.p);
+    return s ? 0 : ENODATA;
+}
+
+struct remote_conn *ofs_remote_conn(struct ofs *fs)
+{
+    return fs->remote ? thread_conn(fs->remote) : NULL;
 }
 
 /* ---- listing ------------------------------------------------------------

@@ -33,6 +33,24 @@ t_eq "B's user.offload.tool" "$(getfattr --only-values -n user.offload.tool "$MB
 t_eq "B: a piece at an odd offset" "$(dd if="$MB/k1" bs=1 skip=123457 count=100 2>/dev/null | od -An -tx1)" \
     "$(dd if="$T_TMP/one" bs=1 skip=123457 count=100 2>/dev/null | od -An -tx1)"
 
+# A large result read through the read-ahead windows (doubling to 8 MiB),
+# sequentially and in parallel at odd offsets.
+head -c $((20 * 1024 * 1024 + 4097)) /dev/urandom >"$T_TMP/big"
+t_rc "put a 20 MiB result on A" 0 "$TIER" "$A" put big <"$T_TMP/big"
+t_check "B reads it whole, exact bytes" cmp -s "$MB/big" "$T_TMP/big"
+echo 3 >/proc/sys/vm/drop_caches
+pids=()
+for o in 1 7777777 15000001 20971000; do
+    dd if="$MB/big" bs=4096 skip=$((o / 4096)) count=300 2>/dev/null | md5sum >"$T_TMP/par.$o" &
+    pids+=($!)
+done
+wait "${pids[@]}" # not a bare wait: the daemon is a child too
+bad=0
+for o in 1 7777777 15000001 20971000; do
+    [ "$(cat "$T_TMP/par.$o")" = "$(dd if="$T_TMP/big" bs=4096 skip=$((o / 4096)) count=300 2>/dev/null | md5sum)" ] || bad=1
+done
+t_eq "four parallel readers at odd offsets: exact bytes" "$bad" 0
+
 printf 'second version\n' >"$T_TMP/two"
 t_rc "replace on A" 0 "$TIER" "$A" put k1 <"$T_TMP/two"
 t_check "B reads the new bytes (remote_ttl=0)" cmp -s "$MB/k1" "$T_TMP/two"
@@ -45,13 +63,13 @@ t_eq "B: a never-written name is ENOENT" "$(m_errno open_r "$MB/never")" ENOENT
 printf 'x' | "$M_CTL" "$B" put b-local >/dev/null
 for k in r-a r-b r-c; do printf '%s' "$k" | "$TIER" "$A" put "$k" || t_not_ok "put $k"; done
 t_eq "ls on B: local names, then remote-only ones" "$(ls -f "$MB" | grep -v '^\.' | tr '\n' ' ')" \
-    "b-local r-a r-b r-c "
+    "b-local big r-a r-b r-c "
 t_eq "ls -l on B: a remote name's size" "$(stat -c %s "$MB/r-b")" 3
 "$M_CTL" "$B" rm b-local
 # 120 remote names of 40 bytes fill several readdir replies: each resumes
 # in the remote part where the last stopped.
 for i in $(seq 100 219); do printf '%s' "$i" | "$TIER" "$A" put "many-$i-padding-padding-padding-pad"; done
-want=$( (printf 'r-a\nr-b\nr-c\n'; for i in $(seq 100 219); do echo "many-$i-padding-padding-padding-pad"; done) | LC_ALL=C sort)
+want=$( (printf 'big\nr-a\nr-b\nr-c\n'; for i in $(seq 100 219); do echo "many-$i-padding-padding-padding-pad"; done) | LC_ALL=C sort)
 t_eq "a long listing in several replies: every name once" "$(ls -f "$MB" | grep -v '^\.' | LC_ALL=C sort)" "$want"
 t_eq "  and with attributes (ls -l)" "$(ls -l "$MB" | grep -c ' many-')" 120
 
