@@ -79,10 +79,12 @@ void tier_name(char *buf, size_t cap, const char *ns, const char *key, int tomb)
 int tier_upload(tier *t, remote_conn *c, const char *ns, const char *key, uint64_t version,
                 const char *call_id);
 
-/* store_put() then tier_upload(). Returns 0 when the remote has the result;
- * TIER_EPENDING when it was stored locally (and *OUT filled) but the
- * upload failed (remote_conn_message() says why; the result is pending);
- * store errors when nothing was written. */
+/* store_put() then tier_upload(). Returns 0 when the remote has the result
+ * (then results left pending by earlier writes are uploaded too, as
+ * tier_sync() does; those that fail stay pending); TIER_EPENDING when it
+ * was stored locally (and *OUT filled) but the upload failed
+ * (remote_conn_message() says why; the result is pending); store errors
+ * when nothing was written. */
 int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const void *data,
              size_t len, const store_meta *meta, const char *call_id, store_entry *out);
 
@@ -99,6 +101,16 @@ int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *u
 /* Removes (NS, KEY) from the remote: writes its tombstone, then deletes
  * the object (so no host ever finds neither). Errors: REMOTE_E*. */
 int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key);
+
+/* Garbage collection for operators (agentlink gc --remote): removes, with
+ * tombstones as tier_remove() does, the results of every namespace under
+ * the prefix that are older than MAX_AGE_S seconds (0: no age bound), then
+ * the oldest ones until at most MAX_BYTES remain (0: no byte bound).
+ * *REMOVED and *KEPT_BYTES (may be NULL) get what was removed and what
+ * remains. Errors: REMOTE_E*, ENOMEM; what was removed before an error
+ * stays removed. */
+int tier_gc(tier *t, remote_conn *c, uint64_t max_age_s, uint64_t max_bytes, unsigned *removed,
+            uint64_t *kept_bytes);
 
 /* Looks (NS, KEY) up on the remote: 0 and *INFO (yours:
  * remote_info_clear()) for an object; TIER_ETOMB when only a tombstone is

@@ -82,6 +82,15 @@ int pending_is(tier *t, uint64_t version)
     return store_pending_list(t->st, find_version, &version) == 1;
 }
 
+static int any_pending(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    (void)ns;
+    (void)key;
+    (void)version;
+    (void)ctx;
+    return 1;
+}
+
 int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const void *data, size_t len,
              const store_meta *meta, const char *call_id, store_entry *out)
 {
@@ -94,7 +103,13 @@ int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const voi
     rc = tier_upload(t, c, ns, key, e.version, call_id);
     if (rc == STORE_EGONE)
         return 0; /* replaced or removed before the upload began: not ours to send */
-    return rc ? TIER_EPENDING : 0;
+    if (rc)
+        return TIER_EPENDING;
+    /* The remote works again: send what earlier writes left pending. A
+     * failure here is theirs, not this write's: they stay pending. */
+    if (store_pending_list(t->st, any_pending, NULL) == 1)
+        tier_sync(t, c, NULL, NULL, NULL, NULL);
+    return 0;
 }
 
 typedef struct pend {

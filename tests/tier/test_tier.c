@@ -231,6 +231,54 @@ static void list_should_give_the_namespace_keys_only(void **state)
     assert_int_equal(k.size[0], 1);
 }
 
+static void next_write_should_upload_what_is_pending(void **state)
+{
+    struct tfx *f = *state;
+    store_stats st;
+    pid_t pid = rgw_pid();
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "early", "early", 5, NULL, NULL, NULL), TIER_EPENDING);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    int rc = TIER_EPENDING;
+    for (int i = 0; i < 5 && rc == TIER_EPENDING; i++) /* radosgw's backlog first (see above) */
+        rc = tier_put(f->ta, f->ca, "ns", "later", "later", 5, NULL, NULL, NULL);
+    assert_int_equal(rc, 0);
+    assert_int_equal(store_stats_get(f->a, &st), 0);
+    assert_int_equal(st.pending, 0);
+    assert_remote_bytes(f->cb, "ns/early", "early", 5);
+}
+
+static void gc_should_remove_oldest_beyond_the_bytes_with_tombstones(void **state)
+{
+    struct tfx *f = *state;
+    unsigned removed = 9;
+    uint64_t kept = 9;
+    remote_info in;
+    char k[8], v[100];
+    memset(v, 'v', sizeof v);
+    for (int i = 1; i <= 4; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(tier_put(f->ta, f->ca, i % 2 ? "n1" : "n2", k, v, sizeof v, NULL, NULL, NULL), 0);
+    }
+    assert_int_equal(tier_remove(f->ta, f->ca, "n1", "k3"), 0); /* a tombstone is not a result */
+    assert_int_equal(tier_gc(f->ta, f->ca, 0, 0, &removed, &kept), 0);
+    assert_int_equal(removed, 0);
+    assert_int_equal(kept, 300);
+    assert_int_equal(tier_gc(f->ta, f->ca, 0, 150, &removed, &kept), 0);
+    assert_int_equal(removed, 2);
+    assert_int_equal(kept, 100);
+    assert_int_equal(tier_lookup(f->tb, f->cb, "n1", "k1", &in), TIER_ETOMB);
+    assert_int_equal(tier_lookup(f->tb, f->cb, "n2", "k2", &in), TIER_ETOMB);
+    assert_int_equal(tier_lookup(f->tb, f->cb, "n2", "k4", &in), 0);
+    remote_info_clear(&in);
+    /* by age: after 2 s, everything older than 1 s goes */
+    sleep(2);
+    assert_int_equal(tier_gc(f->ta, f->ca, 1, 0, &removed, &kept), 0);
+    assert_int_equal(removed, 1);
+    assert_int_equal(kept, 0);
+    assert_int_equal(tier_lookup(f->tb, f->cb, "n2", "k4", &in), TIER_ETOMB);
+}
+
 int main(void)
 {
     rfx_bucket();
@@ -242,6 +290,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(killed_writer_should_leave_pending_for_sync, tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(remove_should_leave_a_tombstone, tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(list_should_give_the_namespace_keys_only, tfx_setup, tfx_teardown),
+        cmocka_unit_test_setup_teardown(next_write_should_upload_what_is_pending, tfx_setup, tfx_teardown),
+        cmocka_unit_test_setup_teardown(gc_should_remove_oldest_beyond_the_bytes_with_tombstones, tfx_setup,
+                                        tfx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
