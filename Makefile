@@ -15,7 +15,9 @@ REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I.
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
 REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
-REQ_LIBS_FS    := -lfuse3 -lcjson $(REQ_LIBS_STORE)
+# The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
+REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
+                  $(REQ_LIBS_STORE)
 # The remote tier (remote/, libremote.a): linked only into what uses it.
 REQ_LIBS_REMOTE := -lcurl -lpthread
 
@@ -24,20 +26,28 @@ LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
 FS_SRC    := $(wildcard fs/*.c)
-REMOTE_SRC := $(wildcard remote/*.c)
-TIER_SRC   := $(wildcard tier/*.c)
-AL_CLI_SRC := $(wildcard agentlink/cli*.c)
-AL_LIB_SRC := $(filter-out $(AL_CLI_SRC),$(wildcard agentlink/*.c))
+# The Prometheus formatter, linked into the daemon and the CLI.
+METRICS_SRC := $(wildcard metrics/*.c)
+# Each part builds from its own directory: agentlink/ is the library,
+# agentlink/mcp/ the MCP proxy (an internal static library linked only into
+# the command, its tests and its fuzz target), agentlink/cli/ the command.
+AL_LIB_SRC := $(wildcard agentlink/*.c)
+MCP_SRC    := $(wildcard agentlink/mcp/*.c)
+AL_CLI_SRC := $(wildcard agentlink/cli/*.c)
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
+METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
+REMOTE_SRC := $(wildcard remote/*.c)
+TIER_SRC   := $(wildcard tier/*.c)
 REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
 TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
+MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
-TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/fs/test_*.c \
-               tests/remote/test_*.c tests/tier/test_*.c)
+TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
+             tests/fs/test_*.c tests/metrics/test_*.c tests/remote/test_*.c tests/tier/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
@@ -84,13 +94,16 @@ $(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
 	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) -Wl,--version-script=agentlink/agentlink.map \
 	  $(LDFLAGS) -o $@ $(filter %.o,$^) $(REQ_LIBS_AL)
 
-$(B)/agentlink: $(AL_CLI_OBJ) $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(B)/libagentlink.a $(REQ_LIBS_AL)
+$(B)/libmcp.a: $(MCP_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
 
 # The daemon reads the policy file with agentlink's own loader (fs/config.c)
 # and serves the remote tier through libtier.a and libremote.a (fs/remote.c).
-$(B)/offloadfs: $(FS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
+$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
 	  $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
@@ -102,6 +115,13 @@ $(B)/tests/store/%: tests/store/%.c $(B)/libstore.a
 $(B)/tests/agentlink/%: tests/agentlink/%.c $(B)/libagentlink.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a \
+	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
+$(B)/tests/metrics/%: tests/metrics/%.c $(METRICS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(METRICS_OBJ) -lcmocka
+$(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(B)/libagentlink.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmcp.a $(B)/libagentlink.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
 $(B)/tests/fs/%: tests/fs/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
@@ -183,10 +203,13 @@ FUZZ_SEED ?= 1
 FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+# fuzz_mcp alone also takes the proxy's sources.
+$(B)/fuzz/fuzz_mcp: FUZZ_MCP_SRC := $(MCP_SRC)
+$(B)/fuzz/fuzz_mcp: $(MCP_SRC)
 $(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
-	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) \
+	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(FUZZ_MCP_SRC) \
 	  -lcjson -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \

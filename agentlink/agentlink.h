@@ -435,6 +435,14 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
  * Errors: AL_ENOSTORE, LMDB failures. */
 int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured);
 
+/* *PUTS gets how many results were written into the store since it was
+ * made, by every writer (a replace counts, a refused write does not). The
+ * count is kept in the store by each write, so it never goes backwards;
+ * a store made by an earlier version counts its past writes too. With
+ * al_stats's evictions and removals, what agentlink stats --prometheus
+ * reports as counters. Errors: AL_ENOSTORE, LMDB failures. */
+int al_store_puts(al_store *h, uint64_t *puts);
+
 /* How a store keeps results: compressed with zstd (the default for new
  * stores; a result that does not shrink is kept raw) or always raw. */
 #define AL_COMPRESS_NONE 0u

@@ -551,6 +551,22 @@ int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
     return 0;
 }
 
+int al_store_puts(al_store *h, uint64_t *puts)
+{
+    store_stats s;
+    int rc;
+    if (!h || !puts)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, &s));
+    pthread_mutex_unlock(&h->mu);
+    if (rc == 0)
+        *puts = s.puts;
+    return rc;
+}
+
 int al_store_set_compression(al_store *h, unsigned compression)
 {
     int rc;

@@ -57,7 +57,7 @@ int al_file_read(const char *path, size_t limit, char **out, size_t *len);
  * long), else only the quick check (store_open without STORE_VERIFY): for
  * the CLI, a process per command, which cannot spend a walk of every page
  * on each (about 50 ms for a full 1 GiB store) and turns a fault on a
- * damaged page into a clear error instead (cli.c). */
+ * damaged page into a clear error instead (cli/setup.c). */
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
 

@@ -7,7 +7,10 @@
  * ops.c holds the FUSE low-level handlers; watch.c runs the change watcher
  * that tells the kernel what to forget when another process writes the
  * store; wake.c holds the socket through which writers wake the watcher
- * and wait for it (read-your-writes).
+ * and wait for it (read-your-writes); asuser.c runs a piece of work on a
+ * thread acting as another user (a root daemon's changes in a user's
+ * STORE/wake are made as that user); metrics.c serves GET /metrics
+ * (-o metrics=HOST:PORT) from the counters the handlers keep.
  *
  * Caveats
  * =======
@@ -37,67 +40,50 @@
  *   pages the kernel may be reading). Both can wait for an answer from this
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
+ * - The metrics server (-o metrics) is one more thread, libmicrohttpd's: it
+ *   never waits on the mount, reads the store in short read transactions,
+ *   and is stopped as soon as the session loop ends, before the store
+ *   closes.
  *
- * What the mount shows (beyond the contract)
- * ==========================================
+ * Invariants of the handlers and threads
+ * ======================================
+ * What the mount promises is in doc/contract.md; how it behaves and why
+ * (prefetch, read-your-writes, the log gap, lock.mdb damage, with the
+ * measurements) is in doc/design.md. What the code here keeps true:
  * - The root lists "." and ".." and then the live keys in byte order, with
  *   d_type DT_REG. Directory offsets are ordinal positions; a handle resumes
  *   after the last key it sent, and a seek elsewhere rescans from the start.
- * - Extended attributes: user.offload.{tool,created,original_size,truncated}.
- *   An entry with no recorded tool has no user.offload.tool (not listed,
- *   ENODATA). Unknown user.* names: ENODATA. Names outside user.* (security.*,
- *   system.posix_acl_*, trusted.*): EOPNOTSUPP, which lets ls -l stop asking
- *   each file. created is RFC 3339 UTC with microseconds.
+ * - Extended attributes: an entry with no recorded tool has no
+ *   user.offload.tool (not listed, ENODATA); unknown user.* names ENODATA;
+ *   names outside user.* EOPNOTSUPP. created is RFC 3339 UTC with
+ *   microseconds.
  * - statfs: blocks are the store's byte bound, free blocks what is left of
  *   it, files the live entries of the whole store.
- * - Prefetch: a result written while the mount is up is pushed into the
- *   kernel's page cache (-o prefetch=SIZE, largest value pushed, default
- *   OFS_PREFETCH_DEFAULT, 0 for none), so the first read of a result an
- *   agent has just written is a cached read. The kernel takes pages only
- *   for an inode it knows, so the name is first stat'ed through the mount:
- *   while that stat is under way (one round trip, ~50 us) an unmount of the
- *   mountpoint fails with EBUSY. The watcher makes that stat before it
- *   answers the woken writers, so it is over when a write returns: "write,
- *   then unmount" does not race it (measured: 5 EBUSY in 300 put+unmount
- *   rounds when the stat came from the 20 ms poll, 0 in 300 since). Only a
- *   write the daemon did not answer in time (STORE_WAKE_TIMEOUT_MS), or one
- *   made by another process while the unmount runs, can still meet it.
- *   More than OFS_PREFETCH_BURST new versions within OFS_PREFETCH_WINDOW_MS
- *   (a bulk load, not an agent) are not pushed. Under valgrind, mount with
- *   -o prefetch=0: valgrind runs one thread at a time, and the watcher's
- *   stat through its own mount was seen to wait for ever for a worker that
- *   never got to run (the first write then hangs).
- * - Read-your-writes (wake.c, store/wake.h): the daemon listens on a
- *   socket in STORE/wake; each writer connects to it after its commit and
- *   waits for the answer, which the watcher sends after processing every
- *   change up to a generation that covers the write (invalidations sent).
- *   So a new open after a write returns never finds a stale dentry: the
- *   kernel has dropped the name's dentry (positive or negative) and the old
- *   version's attributes and pages, and its next lookup asks the daemon,
- *   which answers from a snapshot that has the write. A replace shows the
- *   new bytes, never ENODATA: the name is invalidated before the old inode,
- *   and in the same pass, so no lookup can reach the old inode through the
- *   name once the writer is answered. A handle opened on the old version
- *   keeps its rule (old bytes or ENODATA). The 20 ms poll stays for writers
- *   that cannot reach the socket (another user, a daemon that did not
- *   answer within the bound).
- * - Open files: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once
- *   and the kernel never asks again; otherwise it answers keep_cache.
- * - If the change log no longer reaches the last generation seen (more than
- *   the log keeps happened in one poll, e.g. the daemon was stopped), the
- *   watcher drops the listing and every live name. A cached name whose key
- *   vanished in that window keeps its dentry until its timeout, but reading
- *   or stat'ing it answers ENODATA from the store once its attributes lapse.
- * - lock.mdb damaged under the daemon (truncated, removed, replaced, its
- *   header overwritten): LMDB would SIGBUS, hang on a garbage mutex, or stop
- *   seeing writers. The watcher compares it with the mark taken at start
+ * - Read-your-writes (wake.c, store/wake.h): a woken writer is answered only
+ *   after the watcher has processed every change up to a generation that
+ *   covers the write and sent its invalidations; a replaced key's name is
+ *   invalidated before its old inode, in the same pass, so no lookup reaches
+ *   the old inode through the name once the writer is answered. The 20 ms
+ *   poll stays for writers that cannot reach the socket or were not
+ *   answered within STORE_WAKE_TIMEOUT_MS.
+ * - Prefetch (-o prefetch=SIZE, default OFS_PREFETCH_DEFAULT, 0 for none):
+ *   the name is stat'ed through the mount before its pages are pushed, and
+ *   the watcher makes that stat before it answers the woken writers, so an
+ *   unmount right after a write does not meet EBUSY. More than
+ *   OFS_PREFETCH_BURST new versions within OFS_PREFETCH_WINDOW_MS are not
+ *   pushed. Under valgrind, mount with -o prefetch=0 (the watcher's stat
+ *   through its own mount can wait for ever for a worker valgrind does not
+ *   run).
+ * - Open: with FUSE_CAP_NO_OPEN_SUPPORT open is answered ENOSYS once and the
+ *   kernel never asks again; otherwise it answers keep_cache.
+ * - A change log that no longer reaches the last generation seen (a log
+ *   gap): the watcher drops the listing, every live name and every name
+ *   with a tombstone.
+ * - lock.mdb: the watcher compares it with the mark taken at start
  *   (store_lock_check()) before every poll's transaction; on a change it
- *   logs one line naming what happened, stops the session, and the daemon
- *   unmounts and exits 1. It closes the store only when that is safe
- *   (LMDB's close touches the reader table: not after a truncation).
- *   Requests that arrive before the session stops are answered as usual;
- *   one that lands within a poll interval of the damage can still meet it
- *   inside LMDB.
+ *   logs one line, stops the session (the daemon unmounts and exits 1), and
+ *   closes the store only when that is safe (LMDB's close touches the
+ *   reader table: not after a truncation).
  */
 #ifndef OFFLOADFS_FS_H
 #define OFFLOADFS_FS_H
@@ -159,9 +145,13 @@ struct ofs_watch {
 struct ofs_wake {
     int active;                /* ofs_wake_open() ran and ofs_wake_close() not yet */
     int listen_fd;             /* -1: none */
-    int dir_fd;                /* STORE/wake */
-    char name[64];             /* our socket's name in it */
+    int dir_fd;                /* STORE/wake, opened without following links */
+    char name[64];             /* our socket's name in it ("": none there) */
     uid_t owner;               /* the store directory's owner */
+    uid_t as_uid;              /* whom we act as in STORE/wake: owner if we */
+    gid_t as_gid;              /* are root, else ourselves (ofs_as_user) */
+    dev_t sock_dev;            /* the file our socket is bound to: only */
+    ino_t sock_ino;            /* that is ever removed under our name */
     int held[OFS_WAKE_BATCH];  /* accepted, not answered yet */
     unsigned nheld;
     unsigned long refused;     /* peers of another user closed unanswered */
@@ -190,6 +180,33 @@ struct ofs_prefetch {
 struct ofs_remote;
 struct ofs_rwin;
 struct remote_conn;
+/* What the handlers count for the metrics (metrics.c, metrics/prom.h):
+ * relaxed atomics, added to with ofs_count() and only loaded by a scrape,
+ * so counting costs a request one uncontended add and a scrape never
+ * makes it wait. Counted whether or not metrics are served. */
+struct ofs_counters {
+    _Atomic uint64_t reads;           /* read requests answered with data */
+    _Atomic uint64_t read_bytes;      /* bytes they returned */
+    _Atomic uint64_t evicted_reads;   /* lookups, opens, reads answered ENODATA */
+    _Atomic uint64_t missing_lookups; /* lookups answered ENOENT */
+};
+
+/* Adds N to counter C. */
+static inline void ofs_count(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+struct MHD_Daemon;
+
+/* The metrics endpoint (metrics.c). Lives inside struct ofs; private to
+ * metrics.c. Zero-filled: off. */
+struct ofs_metrics {
+    int bound;                 /* listen_fd is open */
+    int listen_fd;             /* bound before mounting */
+    struct MHD_Daemon *httpd;  /* the server, once started */
+    char url[320];             /* http://HOST:PORT/metrics, for the log */
+};
 
 /* The daemon state: one per mount, reached from a request through
  * ofs_from_req(). Set up by main.c before the session loop starts; only the
@@ -218,6 +235,8 @@ struct ofs {
     unsigned remote_stall;      /* -o remote_stall=SECONDS, 0: remote.h's default */
     unsigned remote_retries;    /* -o remote_retries=N, 0: the default,
                                    OFS_REMOTE_NO_RETRY: none */
+    struct ofs_counters count;
+    struct ofs_metrics metrics;
 };
 
 /* The daemon state of a request. Never NULL inside a handler. */
@@ -316,10 +335,15 @@ void ofs_watch_stop(struct ofs *fs);
 /* Makes the socket writers wake this daemon through (store/wake.h): the
  * private directory STORE_DIR/wake if missing (0700, owned by the store
  * directory's owner), a SOCK_SEQPACKET socket listening in it under a name
- * of our own. Returns 0, or an errno value (EPERM: the directory exists but
- * is not private; EACCES, EROFS: it cannot be made): the daemon then runs
- * without one, its writers do not wait for it, and its 20 ms poll alone
- * shows their writes. Call ofs_wake_close() in both cases. */
+ * of our own (0600, the owner's too). Run as root, it makes both as the
+ * owner (ofs_as_user), through descriptors (see wake.c). STORE_DIR must be
+ * the store fs->st holds (fs->lock marked). Returns 0, or an errno value
+ * (EPERM: the directory exists but is not private, or not the owner's;
+ * ELOOP: it is a symlink; EACCES, EROFS: it cannot be made; ESTALE:
+ * STORE_DIR is no longer the store we hold, or our socket's temporary name
+ * was replaced before we could publish it): the daemon then runs without
+ * one, its writers do not wait for it, and its 20 ms poll alone shows
+ * their writes. Call ofs_wake_close() in both cases. */
 int ofs_wake_open(struct ofs *fs, const char *store_dir);
 
 /* The listening descriptor for poll(), or -1 when there is none. */
@@ -336,8 +360,9 @@ unsigned ofs_wake_accept(struct ofs *fs);
  * blocks. */
 void ofs_wake_answer(struct ofs *fs, uint64_t generation);
 
-/* Closes held connections unanswered, removes our socket, closes it and
- * the directory. Safe to call twice, or when ofs_wake_open() never ran
+/* Closes held connections unanswered, removes our socket (as the owner,
+ * and only while its name is still the file we bound), closes it and the
+ * directory. Safe to call twice, or when ofs_wake_open() never ran
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
 
@@ -424,6 +449,39 @@ typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
  * the remote fails (logged), the last listing or none is used, and the
  * remote is not asked again for 10 s. Returns 0 or FN's value. */
 int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx);
+/* ---- metrics.c -------------------------------------------------------- */
+
+/* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a name or an
+ * address, [v6] in brackets; PORT 0 picks a free port) and binds a
+ * listening TCP socket there, into M. Run before mounting. Returns 0; or
+ * EINVAL (ARG malformed, HOST unknown: a usage error) or the errno value
+ * of socket(), bind() or listen() (EADDRINUSE, EADDRNOTAVAIL, EACCES),
+ * after printing why on stderr. Release with ofs_metrics_stop(). */
+int ofs_metrics_listen(struct ofs_metrics *m, const char *arg);
+
+/* Starts serving GET /metrics on the socket ofs_metrics_listen() bound
+ * (nothing to do when it did not run): libmicrohttpd's own thread, all
+ * signals blocked in it. fs->st must be open. Logs the URL
+ * (FUSE_LOG_INFO). Returns 0, or EIO when the server could not start. */
+int ofs_metrics_start(struct ofs *fs);
+
+/* Stops the server (waiting for a scrape under way) and closes the
+ * socket. Safe to call twice, and when nothing was bound or started. */
+void ofs_metrics_stop(struct ofs *fs);
+
+/* ---- asuser.c --------------------------------------------------------- */
+
+/* Runs FN(ARG) on a new thread of its own and waits for it. That thread
+ * has umask MASK, its own (unshare(CLONE_FS); where a seccomp filter
+ * refuses that, the process's umask applies unchanged) and, when we are
+ * root and UID is not 0, acts on files as UID:GID (setfsuid, setfsgid)
+ * with no supplementary groups and none of root's file capabilities:
+ * whatever FN creates is UID's, and FN can do nothing UID could not. The
+ * calling thread's identity and umask never change; FN must not call
+ * umask(). Not root, or UID 0: FN runs with our own identity.
+ * Returns FN's result, or the errno value of a thread that could not be
+ * started (EAGAIN) or could not take the identity (EPERM). */
+int ofs_as_user(uid_t uid, gid_t gid, mode_t mask, int (*fn)(void *), void *arg);
 
 /* ---- prefetch.c ------------------------------------------------------- */
 

@@ -49,6 +49,7 @@ struct cli {
     char *remote_ttl;  /* -o remote_ttl=SECONDS */
     char *remote_stall;   /* -o remote_stall=SECONDS */
     char *remote_retries; /* -o remote_retries=N */
+    char *metrics;     /* -o metrics=HOST:PORT */
     char *store;       /* first positional */
     char *mountpoint;  /* second positional */
     int extra_args;    /* positionals beyond two */
@@ -68,6 +69,7 @@ static const struct fuse_opt cli_opts[] = {
     {"remote_ttl=%s", offsetof(struct cli, remote_ttl), 0},
     {"remote_stall=%s", offsetof(struct cli, remote_stall), 0},
     {"remote_retries=%s", offsetof(struct cli, remote_retries), 0},
+    {"metrics=%s", offsetof(struct cli, metrics), 0},
     {"stack", offsetof(struct cli, stack), 1},
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -155,6 +157,10 @@ static void help(const char *prog)
            "    -o remote_retries=N    retries of a failed remote request (default 2):\n"
            "                           a read of a remote result on a dead remote fails\n"
            "                           with EIO after (N + 1) x (1 s + stall) + backoff\n"
+           "    -o metrics=HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics\n"
+           "                           (off by default; name the address: 127.0.0.1:PORT\n"
+           "                           for this host only, 0.0.0.0:PORT for every\n"
+           "                           interface; PORT 0: any free port, logged)\n"
            "    -o stack               mount even where an offloadfs mount already is\n"
            "                           (else refused)\n"
            "    The mount is always read-only; rw, dev, suid, nofail, _netdev and\n"
@@ -432,6 +438,11 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': no wake-up socket in %s/wake (%s): "
                  "writers will not wait for this mount; it shows their writes within "
                  "%u ms\n", store_abs, store_abs, strerror(rc), OFS_WATCH_INTERVAL_MS);
+    if ((rc = ofs_metrics_start(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: starting the metrics server at %s: %s\n",
+                 fs->metrics.url, strerror(rc));
+        goto out_prefetch;
+    }
     if ((rc = ofs_watch_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the change watcher: %s\n",
                  strerror(rc));
@@ -439,6 +450,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     }
     notify_systemd("READY=1");
     ret = serve(se, o);
+    ofs_metrics_stop(fs); /* no scrape reads the store from here on */
     if (ofs_watch_lock_changed(fs))
         ret = 1; /* the watcher's SIGTERM is not a clean stop */
     notify_systemd("STOPPING=1");
@@ -447,6 +459,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     drain(fs);
     ofs_watch_stop(fs);
 out_prefetch:
+    ofs_metrics_stop(fs); /* (again: a no-op) before the store closes */
     ofs_wake_close(fs); /* the watcher closed it, unless it never ran */
     ofs_prefetch_stop(fs);
 out_store:
@@ -565,12 +578,19 @@ int main(int argc, char *argv[])
         add_mount_opts(&args, &c, store_abs) != 0)
         goto out;
     state_init(&fs, &c, &o, mnt_abs, conn_opts);
+    /* Bound now, so a taken port leaves nothing mounted (metrics.c). */
+    if (c.metrics && (ret = ofs_metrics_listen(&fs.metrics, c.metrics))) {
+        ret = ret == EINVAL ? EXIT_USAGE : 1;
+        goto out;
+    }
+    ret = EXIT_USAGE;
     /* Unknown options are reported here, by libfuse, naming them. */
     if (!(fs.se = fuse_session_new(&args, ofs_ops(), sizeof *ofs_ops(), &fs)))
         goto out;
     ret = run_mounted(&fs, store_abs, &o);
     fuse_session_destroy(fs.se);
 out:
+    ofs_metrics_stop(&fs);
     free(conn_opts);
     free(o.mountpoint);
     free(c.ns);
@@ -578,6 +598,7 @@ out:
     free(c.remote_ttl);
     free(c.remote_stall);
     free(c.remote_retries);
+    free(c.metrics);
     free(c.store);
     free(c.mountpoint);
     fuse_opt_free_args(&args);

@@ -145,7 +145,10 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
             return 0;
         }
     }
+    if (rc == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
     if (rc == ENOENT) {
+        ofs_count(&fs->count.missing_lookups, 1);
         /* A negative entry the kernel may cache: the watcher invalidates the
          * name as soon as it is written here; another host's write it cannot
          * see, so with a remote the TTL bounds it. */
@@ -199,6 +202,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    int err;
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
         return EROFS;
     if (ino == ROOT_INO)
@@ -211,7 +215,10 @@ static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
     fi->noflush = 1;
     if (ofs_remote_ino(ino))
         return ofs_remote_entry(fs, ino, NULL);
-    return ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
+    err = ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
+    if (err == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
+    return err;
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -230,12 +237,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 struct read_reply {
     fuse_req_t req;
     int replied;
+    size_t total;
 };
 
 static int read_send(const struct iovec *iov, size_t iovcnt, size_t total, void *ctx)
 {
     struct read_reply *r = ctx;
-    (void)total;
+    r->total = total;
     r->replied = 1;
     fuse_reply_iov(r->req, iov, (int)iovcnt);
     return 0;
@@ -245,7 +253,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     struct ofs *fs = ofs_from_req(req);
-    struct read_reply r = {req, 0};
+    struct read_reply r = {req, 0, 0};
     int rc;
     (void)fi;
     if (ino == ROOT_INO) {
@@ -264,8 +272,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if (rc)
         OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
                   (uint64_t)ino, (intmax_t)off, store_strerror(rc));
-    if (!r.replied)
-        fuse_reply_err(req, rc ? ofs_errno(rc) : EIO);
+    if (r.replied) {
+        ofs_count(&fs->count.reads, 1);
+        ofs_count(&fs->count.read_bytes, r.total);
+        return;
+    }
+    rc = rc ? ofs_errno(rc) : EIO;
+    if (rc == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
+    fuse_reply_err(req, rc);
 }
 
 /* ---- directory -------------------------------------------------------- */

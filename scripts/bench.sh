@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp"
+#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 set -euo pipefail
@@ -19,7 +19,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp}
+CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 for p in "$AL" "$OFS" "$BT"; do
@@ -481,6 +481,77 @@ case_mcp() {
         metric "mcp-proxy benchmark" "failed (its error is above)" - "**no**"; return 0
     fi
     while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
+}
+
+# ---- metrics ---------------------------------------------------------------
+# A read loop through the mount (O_DIRECT preads of 64 KiB over 16 results of
+# 4 MiB: every read reaches the daemon, none is served from the page cache)
+# while a scraper GETs /metrics every 100 ms, against the same loop with no
+# scraper, on the same daemon (-o metrics), interleaved. The scraper is one
+# Python process, so its own cost is one request each time, not a fork.
+case_metrics() {
+    local S url with=() without=() scrapes=() sp i
+    S=$(new_store metrics)
+    head -c $((4 << 20)) /dev/urandom >"$W/m4"
+    for i in $(seq 0 15); do "$AL" put --store "$S" "m$i" --file "$W/m4" >/dev/null; done
+    "$OFS" -f -o "metrics=127.0.0.1:0" "$S" "$MNT" 2>"$W/daemon.log" &
+    DAEMON=$!
+    for _ in $(seq 500); do mountpoint -q "$MNT" && break; sleep 0.01; done
+    url=$(sed -n 's/^offloadfs: metrics at //p' "$W/daemon.log")
+    [ -n "$url" ] || { log "no metrics URL"; cat "$W/daemon.log" >&2; exit 1; }
+    cat >"$W/readloop.py" <<'EOF'
+import mmap, os, sys, time
+mnt, n = sys.argv[1], int(sys.argv[2])
+buf = mmap.mmap(-1, 65536)  # page-aligned, as O_DIRECT wants
+fds = [os.open("%s/m%d" % (mnt, i), os.O_RDONLY | os.O_DIRECT) for i in range(16)]
+t = time.perf_counter()
+for k in range(n):
+    if os.preadv(fds[k % 16], [buf], (k * 65536) % (4 << 20)) != 65536:
+        sys.exit("short read")
+print(time.perf_counter() - t)
+EOF
+    cat >"$W/scraper.py" <<'EOF'
+import signal, sys, time, urllib.request
+n = 0
+def done(*_):
+    print(n); sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+while True:
+    with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
+        if b"offloadfs_evicted_reads_total" not in r.read():
+            sys.exit("bad scrape")
+    n += 1
+    time.sleep(0.1)
+EOF
+    python3 "$W/readloop.py" "$MNT" 2000 >/dev/null # warm up
+    for r in $(seq "$RUNS"); do # which goes first alternates
+        [ $((r % 2)) -eq 1 ] && without+=("$(python3 "$W/readloop.py" "$MNT" 50000)")
+        python3 "$W/scraper.py" "$url" >"$W/scrapes" & sp=$!
+        with+=("$(python3 "$W/readloop.py" "$MNT" 50000)")
+        kill -TERM "$sp"; wait "$sp" || true
+        scrapes+=("$(cat "$W/scrapes")")
+        [ $((r % 2)) -eq 0 ] && without+=("$(python3 "$W/readloop.py" "$MNT" 50000)")
+    done
+    log "metrics: with scrapes ${with[*]}; without ${without[*]}; reads counted $(curl -s "$url" | sed -n 's/^offloadfs_reads_total{.*} //p')"
+    # What one scrape costs the daemon: CPU time (utime + stime of the
+    # whole process, all threads) over 1,000 scrapes in a row, per scrape.
+    local cpu0 cpu1 t0 t1
+    cpu0=$(awk '{print $14 + $15}' "/proc/$DAEMON/stat") t0=$EPOCHREALTIME
+    python3 - "$url" <<'EOF'
+import sys, urllib.request
+for _ in range(1000):
+    with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
+        r.read()
+EOF
+    cpu1=$(awk '{print $14 + $15}' "/proc/$DAEMON/stat") t1=$EPOCHREALTIME
+    umount_store
+    rm -rf "$S" "$W/m4"
+    metric "one scrape of /metrics: daemon CPU (1,000 in a row)" \
+        "$(calc "($cpu1 - $cpu0) * 1000000 / $(getconf CLK_TCK) / 1000") us ($(calc "($t1 - $t0) * 1000") us a scrape, wall, client included)" - -
+    local mw mo rt
+    mw=$(median "${with[@]}") mo=$(median "${without[@]}") rt=$(ratio "$mw" "$mo")
+    metric "read loop through the mount (50,000 O_DIRECT preads of 64 KiB), scrape of /metrics every 100 ms vs none: ratio of medians ($(fmt "$mw") s vs $(fmt "$mo") s, $(median "${scrapes[@]}") scrapes a run)" \
+        "$rt" "within noise (<= 1.05)" "$(meets "$rt" 1.05)"
 }
 
 START=$EPOCHSECONDS

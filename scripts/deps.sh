@@ -2,15 +2,18 @@
 # Installs the Debian packages offloadfs needs to build and test, when they
 # are missing. As root it runs apt-get; otherwise it says what to install.
 set -eu
-# Build: the first line (libzstd-dev: compressed results). Tests: python3, lmdb-utils (foreign and old-format
+# Build: the first line (libzstd-dev: compressed results; libmicrohttpd-dev:
+# the daemon's -o metrics). Tests: prometheus (promtool, and a real server
+# scraping the daemon: tests/fs/test_metrics.sh), curl, python3, lmdb-utils (foreign and old-format
 # stores), valgrind (make test-valgrind), clang and its sanitizer and
-# libFuzzer runtimes (make fuzz), strace (a race widened, tests/fs/test_wake_owner.sh);
+# libFuzzer runtimes (make fuzz), strace (a race widened, tests/fs/test_wake_owner.sh),
+# passwd (useradd: a second user races the daemon, tests/fs/test_wake_race.sh);
 # python3-venv, -pip, -setuptools and -wheel
 # for the binding's offline pip install into a venv (tests/ops/test_pip.sh);
-# libcurl4-openssl-dev and curl: the S3 remote tier (remote/) and its checks.
-PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev libzstd-dev fuse3 pkg-config
-      python3 lmdb-utils valgrind clang libclang-rt-14-dev strace
-      python3-venv python3-pip python3-setuptools python3-wheel libcurl4-openssl-dev curl"
+# libcurl4-openssl-dev: the S3 remote tier (remote/).
+PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev libzstd-dev libmicrohttpd-dev fuse3 pkg-config
+      python3 lmdb-utils valgrind clang libclang-rt-14-dev strace passwd
+      python3-venv python3-pip python3-setuptools python3-wheel prometheus curl libcurl4-openssl-dev"
 # The one-node Ceph cluster whose radosgw is the S3 server of the remote
 # tests (scripts/s3-server.sh), without recommends: 66 packages, ~67 MB.
 PKGS_NOREC="ceph-mon ceph-osd ceph-common radosgw"

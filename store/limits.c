@@ -127,6 +127,7 @@ int store_stats_get(store *st, store_stats *out)
     out->bytes = s.live_bytes;
     out->max_total_bytes = s.max_total;
     out->max_result_bytes = s.max_result;
+    out->puts = s.next_version - 2; /* record.h: one version per put */
     out->evictions = s.evictions;
     out->removals = s.removals;
     out->tombstones = s.tombs;

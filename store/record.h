@@ -31,6 +31,10 @@
  * stay format 1 until then; both decode. */
 #define REC_FORMAT_FRAMES 2u
 
+/* next_version starts at 2 and only store_put() advances it, by exactly
+ * one per committed put: next_version - 2 is the count of puts ever made
+ * (store_stats.puts). Anything else that takes a version must count itself
+ * out of that figure. */
 typedef struct rec_state {
     uint64_t format, chunk, max_total, max_result, max_tombs, next_version,
         gen, live_bytes, live_entries, evictions, removals, tombs, tomb_seq;

@@ -304,6 +304,9 @@ typedef struct store_stats {
     uint64_t max_result_bytes; /* in force: <= max_total_bytes */
     uint64_t max_result_configured; /* as last set; above max_result_bytes
                                        while a lower bound holds it down */
+    uint64_t puts;             /* successful store_put() calls since the
+                                  store was made, by every writer (a
+                                  replace counts; a refused put does not) */
     uint64_t evictions;        /* entries evicted for the bound, ever */
     uint64_t removals;         /* entries removed by callers, ever */
     uint64_t tombstones;       /* tombstones currently kept */
@@ -314,7 +317,11 @@ typedef struct store_stats {
     uint64_t pending;          /* live versions pending upload to the remote */
 } store_stats;
 
-/* Fills *OUT in one read transaction. Errors: LMDB failures. */
+/* Fills *OUT in one read transaction. puts, evictions and removals live in
+ * the store and are updated in each writer's transaction, so they count
+ * every process's work and never go backwards, whoever reads them (stores
+ * made by earlier versions included: puts is derived from the version
+ * counter every put has always advanced by one). Errors: LMDB failures. */
 int store_stats_get(store *st, store_stats *out);
 
 /* ---- The remote tier ---------------------------------------------------

@@ -22,17 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Fills *SA with the address of NAME in DIR/wake (whose descriptor is
- * DFD); a path too long for sun_path goes through /proc/self/fd. */
-static int wake_addr(struct sockaddr_un *sa, socklen_t *len, const char *dir,
-                     int dfd, const char *name)
+/* Fills *SA with the address of NAME in the wake directory DFD, reached
+ * through /proc/self/fd/DFD: the directory we opened and listed, whatever
+ * its path leads to by now (the store's owner may have swapped STORE/wake
+ * for a symlink since: a root writer would then connect elsewhere). */
+static int wake_addr(struct sockaddr_un *sa, socklen_t *len, int dfd, const char *name)
 {
     int n;
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
-    n = snprintf(sa->sun_path, sizeof sa->sun_path, "%s/" STORE_WAKE_DIR "/%s", dir, name);
-    if (n < 0 || (size_t)n >= sizeof sa->sun_path)
-        n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s", dfd, name);
+    n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s", dfd, name);
     if (n < 0 || (size_t)n >= sizeof sa->sun_path)
         return ENAMETOOLONG;
     *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
@@ -41,11 +40,11 @@ static int wake_addr(struct sockaddr_un *sa, socklen_t *len, const char *dir,
 
 /* Connects to one daemon without blocking. Returns 0 and *FD, or the
  * errno value (ECONNREFUSED: nobody listens; EAGAIN: backlog full). */
-static int wake_connect(const char *dir, int dfd, const char *name, int *fd)
+static int wake_connect(int dfd, const char *name, int *fd)
 {
     struct sockaddr_un sa;
     socklen_t len;
-    int s, rc = wake_addr(&sa, &len, dir, dfd, name);
+    int s, rc = wake_addr(&sa, &len, dfd, name);
     if (rc)
         return rc;
     if ((s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
@@ -154,7 +153,7 @@ static int late_skip(struct shared_env *se, const char *name, uint32_t *seen)
 
 /* Connects to every daemon in the directory D but those SE (may be NULL)
  * knows to be late still; fills W. */
-static void connect_all(const char *dir, DIR *d, struct wake_set *w, struct shared_env *se,
+static void connect_all(DIR *d, struct wake_set *w, struct shared_env *se,
                         store_wake_result *r)
 {
     struct dirent *de = NULL;
@@ -169,7 +168,7 @@ static void connect_all(const char *dir, DIR *d, struct wake_set *w, struct shar
             r->late++;
             continue;
         }
-        rc = wake_connect(dir, dirfd(d), de->d_name, &fd);
+        rc = wake_connect(dirfd(d), de->d_name, &fd);
         if (rc == 0) {
             w->pfd[w->n].fd = fd;
             w->pfd[w->n].events = POLLIN;
@@ -278,7 +277,7 @@ int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
         close(dfd);
         return rc;
     }
-    connect_all(dir, d, &w, se, &r);
+    connect_all(d, &w, se, &r);
     closedir(d);
     r.daemons = w.n;
     wait_all(&w, se, generation, timeout_ms, &r);

@@ -4,8 +4,11 @@
  *
  * The rendezvous is a directory inside the store, STORE/wake (mode 0700,
  * owned by the store directory's owner). Each running offloadfs daemon
- * listens there on a Unix SOCK_SEQPACKET socket named "<pid>-<nonce>.sock"
- * (fs/wake.c makes it). After every writing commit (store_put,
+ * listens there on a Unix SOCK_SEQPACKET socket named "<pid>-<nonce>.sock",
+ * mode 0600 and also the store owner's, whoever runs the daemon (fs/wake.c
+ * makes it; a root daemon makes it as that user, through the directory's
+ * descriptor, never through a path the user can change). After every
+ * writing commit (store_put,
  * store_remove, store_limits_set) the store calls store_wake(), which
  *
  *   1. opens STORE/wake; missing (no daemon ever ran): done, one failed
@@ -61,8 +64,10 @@
  *   writes instead.
  * - At most STORE_WAKE_MAX daemons per store are waited for; more are
  *   served by their poll.
- * - Paths: a socket path longer than sockaddr_un allows is reached through
- *   /proc/self/fd/N/NAME (Linux).
+ * - Paths: every socket is reached through /proc/self/fd/N/NAME, N the
+ *   wake directory as opened (without following a symlink) and listed, so
+ *   a directory swapped in since is never reached; this needs Linux's
+ *   /proc, and no socket path is too long for sockaddr_un.
  */
 #ifndef OFFLOADFS_STORE_WAKE_H
 #define OFFLOADFS_STORE_WAKE_H

@@ -471,6 +471,28 @@ static void store_should_survive_its_directory_being_removed(void **state)
     assert_int_equal(al_store_get(f->h, "k", &got, &len, NULL), AL_ENOTFOUND);
 }
 
+static void store_puts_should_count_every_write_and_no_store_is_enostore(void **state)
+{
+    struct fx *f = *state;
+    al_store *other;
+    uint64_t n = 99;
+    assert_int_equal(al_store_puts(f->h, &n), AL_ENOSTORE);
+    assert_int_equal(n, 99);
+    put_ok(f->h, "a", "1", 1);
+    put_ok(f->h, "a", "2", 1); /* a replace counts */
+    assert_int_equal(al_store_put(f->h, "x/y", "3", 1, "t", NULL, NULL), AL_ENAME_SLASH);
+    /* Another handle (another writer) adds to the same count. */
+    assert_int_equal(al_store_open(&other, f->dir, "other", "/large_tool_results", NULL), 0);
+    put_ok(other, "b", "4", 1);
+    assert_int_equal(al_store_puts(other, &n), 0);
+    assert_int_equal(n, 3);
+    al_store_close(other);
+    assert_int_equal(al_store_puts(f->h, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(al_store_puts(NULL, &n), EINVAL);
+    assert_int_equal(al_store_puts(f->h, NULL), EINVAL);
+}
+
 static void strerror_should_describe_every_code(void **state)
 {
     (void)state;
@@ -513,6 +535,7 @@ int main(void)
         T(offload_should_point_at_the_cut_bytes),
         T(drop_referenced_should_remove_mentioned_keys_only),
         T(store_should_survive_its_directory_being_removed),
+        T(store_puts_should_count_every_write_and_no_store_is_enostore),
         T(strerror_should_describe_every_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,7 @@
 #     data.mdb at open (store/verify.h);
 #   the CLI (ls, get of three keys, put) on every flip in a tree page: it
 #     checks quickly at open, and a fault on a deeper damaged page becomes
-#     "store file is damaged", exit 1 (agentlink/cli.c);
+#     "store file is damaged", exit 1 (agentlink/cli/setup.c);
 #   the daemon on every flip the library refused: it must refuse to mount
 #     (it checks every page at start), or mount and serve the right bytes.
 # Never: wrong bytes without an error (chunks carry a CRC-32C), a crash (a

@@ -3,7 +3,7 @@
 # configs, sizes and options. Each is refused with exit 2 and a message
 # that names the rule (or the file, field and expectation), and nothing is
 # written: a store that did not exist is not created, one that did keeps
-# its generation. What tests/agentlink/test_cli.sh covers already is not
+# its generation. What tests/cli/test_commands.sh covers already is not
 # repeated here.
 . "$(dirname "$0")/../lib.sh"
 

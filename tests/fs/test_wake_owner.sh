@@ -1,11 +1,11 @@
 #!/bin/bash
 # A root daemon serving a user's store makes its wake-up socket in STORE/wake,
-# a directory that user owns, then gives the socket to the user (chmod,
-# chown). The user can swap the socket's name for a symlink between the
-# bind and those calls: they must never follow it, or the user gets any
-# file of root's (here a root-owned 0644 file became the user's, 0600).
-# The same for the directory: made by the daemon (mkdir), then given to the
-# user; the user may have put a symlink in its place meanwhile.
+# a directory that user owns. The user can swap the socket's temporary name
+# for a symlink right after the bind: the daemon must never follow it, nor
+# publish it as its socket (here a root-owned 0644 file must stay root's,
+# 0644). The same for the directory: made by the daemon, the user may put a
+# symlink in its place right after. (tests/fs/test_wake_race.sh races a real
+# attacker; this one makes each swap every time.)
 # strace widens each race to a second (bind's or mkdir's return is
 # delayed), so the swap is made every time, not by luck.
 . "$(dirname "$0")/../lib.sh"
@@ -49,7 +49,7 @@ t_eq "root's file keeps its bytes" "$(cat "$V")" "root's file"
 t_rc "the daemon exits 0 at unmount" 0 m_umount "$M"
 
 # ---- the directory ----------------------------------------------------------
-setup dir mkdir
+setup dir mkdir,mkdirat
 if t_wait_until 10 test -d "$S/wake"; then
     as_nobody sh -c "rmdir '$S/wake' && ln -s '$V' '$S/wake'"
     t_eq "the user swapped the daemon's new wake directory for a symlink to root's file" "$?" 0

@@ -1,5 +1,5 @@
 /* fuzz_mcp.c -- libFuzzer target: the MCP proxy's rewriter and its JSON
- * scanner (agentlink/mcp_rewrite.c, mcp_read.c, mcp_json.c).
+ * scanner (agentlink/mcp/rewrite.c, read.c, json.c).
  *
  * The input is a session: lines, each starting with 'c' (from the client)
  * or 's' (from the server), the rest of the line being the message. A
@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "agentlink/agentlink.h"
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 #include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

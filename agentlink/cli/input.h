@@ -1,4 +1,4 @@
-/* cli_input.h -- reading put's and offload's input as a stream.
+/* input.h -- reading put's and offload's input as a stream.
  *
  * A result may be far longer than anything the store keeps (only
  * max_result_bytes of it, its head and tail, is ever stored), and a pipe

@@ -1,4 +1,4 @@
-/* cli_importdir.h -- the checks `agentlink import DIR` makes on DIR before
+/* importdir.h -- the checks `agentlink import DIR` makes on DIR before
  * it lists or moves anything. Part of the CLI; not installed. */
 #ifndef OFFLOADFS_AGENTLINK_CLI_IMPORTDIR_H
 #define OFFLOADFS_AGENTLINK_CLI_IMPORTDIR_H

@@ -1,11 +1,11 @@
-/* mcp_rewrite.c -- the proxy's rewriter: one message in, a verdict out.
+/* rewrite.c -- the proxy's rewriter: one message in, a verdict out.
  *
  * It remembers the id (by value) and tool of each tools/call and tools/list
  * the client sends, and rewrites only the answers to those; everything else
  * is MCP_PASS, which the relay sends on byte for byte. A rewrite is a list
  * of edits (byte ranges of the message and their new text) applied in one
  * splice, so every byte outside the edited values is the server's own. */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -52,7 +52,7 @@ typedef struct job {
     const char *s;
     char *w;            /* S, writable (messages from the server), else NULL */
     size_t n;
-    /* A text token decoded in place (see decode_in_place): [ip_start,
+    /* A text token decoded in place (see mcp_json_string_decode_in_place): [ip_start,
      * ip_end) holds IP_DLEN decoded bytes until restored. */
     int ip_active;
     size_t ip_start, ip_end, ip_dlen;
@@ -528,146 +528,17 @@ static void rewrite_structured(job *j, const char *tool, size_t vs, size_t ve, c
 /* ---- decoding a text in place ---------------------------------------------
  * A message that is one long text (a file, a log) would cost three times
  * its size while offloaded: the line, its decoded text and the store's copy
- * during the write. When the text's token is exactly what
- * mcp_json_string_encode makes of its text ("canonical": what JSON.stringify
- * and most encoders write), the text is decoded over its own token instead,
- * and, should the result pass after all (not over the policy, the store
- * failing), encoded back over it, byte for byte as it was. */
-
-static int lowerhex(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-/* The first offset at or after I of a '\\' or a byte >= 0x80 in S[0, N). */
-static size_t escape_or_high(const unsigned char *p, size_t i, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    while (n - i >= 8) {
-        uint64_t w, b;
-        memcpy(&w, p + i, 8);
-        b = w ^ (ones * '\\');
-        if ((w & highs) | ((b - ones) & ~b & highs))
-            break;
-        i += 8;
-    }
-    while (i < n && p[i] != '\\' && p[i] < 0x80)
-        i++;
-    return i;
-}
-
-/* Whether the (checked) string token [S, S+N) is canonical: valid UTF-8
- * written as is, escapes only \" \\ \b \f \n \r \t and \u00xx
- * (lowercase) for the other control characters. */
-static int canonical_token(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 1, end = n - 1;
-    while ((i = escape_or_high(p, i, end)) < end) {
-        if (p[i] >= 0x80) {
-            size_t q = store_utf8_len(p + i, end - i);
-            if (q == 0)
-                return 0;
-            i += q;
-            continue;
-        }
-        switch (p[i + 1]) {
-        case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
-            i += 2;
-            continue;
-        case 'u': {
-            unsigned v;
-            if (p[i + 2] != '0' || p[i + 3] != '0' || (p[i + 4] != '0' && p[i + 4] != '1') ||
-                !lowerhex(p[i + 5]))
-                return 0;
-            v = (unsigned)(p[i + 4] - '0') * 16 +
-                (unsigned)(p[i + 5] <= '9' ? p[i + 5] - '0' : p[i + 5] - 'a' + 10);
-            if (v == '\b' || v == '\f' || v == '\n' || v == '\r' || v == '\t')
-                return 0;
-            i += 6;
-            continue;
-        }
-        default: /* \/, or \u of anything else */
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Decodes the canonical token [S, S+N) over itself, from S on; returns the
- * text's length. */
-static size_t decode_in_place(char *s, size_t n)
-{
-    size_t r = 1, w = 0, end = n - 1;
-    while (r < end) {
-        const char *bs = memchr(s + r, '\\', end - r);
-        size_t run = bs ? (size_t)(bs - (s + r)) : end - r;
-        memmove(s + w, s + r, run);
-        w += run;
-        r += run;
-        if (r >= end)
-            break;
-        switch (s[r + 1]) {
-        case 'b': s[w++] = '\b'; r += 2; break;
-        case 'f': s[w++] = '\f'; r += 2; break;
-        case 'n': s[w++] = '\n'; r += 2; break;
-        case 'r': s[w++] = '\r'; r += 2; break;
-        case 't': s[w++] = '\t'; r += 2; break;
-        case 'u':
-            s[w++] = (char)((s[r + 4] - '0') * 16 +
-                            (s[r + 5] <= '9' ? s[r + 5] - '0' : s[r + 5] - 'a' + 10));
-            r += 6;
-            break;
-        default: s[w++] = s[r + 1]; r += 2; break; /* '"', '\\' */
-        }
-    }
-    return w;
-}
-
-/* Encodes the DLEN bytes of text at S back into the canonical token of N
- * bytes they came from, over them, from the end (each byte's encoding is
- * at least as long as the byte, so nothing is overwritten before read). */
-static void encode_back(char *s, size_t dlen, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t w = n;
-    s[--w] = '"';
-    for (size_t i = dlen; i-- > 0;) {
-        unsigned char c = (unsigned char)s[i];
-        char e = 0;
-        switch (c) {
-        case '"': e = '"'; break;
-        case '\\': e = '\\'; break;
-        case '\b': e = 'b'; break;
-        case '\f': e = 'f'; break;
-        case '\n': e = 'n'; break;
-        case '\r': e = 'r'; break;
-        case '\t': e = 't'; break;
-        default: break;
-        }
-        if (e) {
-            s[--w] = e;
-            s[--w] = '\\';
-        } else if (c < 0x20) {
-            s[--w] = hex[c & 15];
-            s[--w] = hex[c >> 4];
-            s[--w] = '0';
-            s[--w] = '0';
-            s[--w] = 'u';
-            s[--w] = '\\';
-        } else {
-            s[--w] = (char)c;
-        }
-    }
-    s[--w] = '"';
-}
+ * during the write. When the text's token is canonical (json.c), the text
+ * is decoded over its own token instead, and, should the result pass after
+ * all (not over the policy, the store failing), encoded back over it, byte
+ * for byte as it was. */
 
 /* Puts back a token decoded in place, if any. */
 static void restore_in_place(job *j)
 {
     if (!j->ip_active)
         return;
-    encode_back(j->w + j->ip_start, j->ip_dlen, j->ip_end - j->ip_start);
+    mcp_json_string_encode_back(j->w + j->ip_start, j->ip_dlen, j->ip_end - j->ip_start);
     j->ip_active = 0;
 }
 
@@ -760,7 +631,7 @@ static int offload_in_place(job *j, const char *tool, const mcp_json_span *conte
     j->ip_active = 1;
     j->ip_start = ts;
     j->ip_end = te;
-    j->ip_dlen = decode_in_place(j->w + ts, te - ts);
+    j->ip_dlen = mcp_json_string_decode_in_place(j->w + ts, te - ts);
     if (al_policy_decide(j->rw->pol, tool, j->w + ts, j->ip_dlen, NULL, NULL)) {
         if (store_text(j, tool, j->w + ts, j->ip_dlen, ptr, plen)) {
             restore_in_place(j);
@@ -824,7 +695,7 @@ static void rewrite_call_result(job *j, const char *tool, size_t rs)
         }
     if (ntext && maybe_over(kind, limit, raw)) {
         if (ntext == 1 && j->w && !j->ip_active &&
-            canonical_token(s + one.start, one.end - one.start)) {
+            mcp_json_string_canonical(s + one.start, one.end - one.start)) {
             /* structuredContent's copies of the text are found by their
              * bytes before the token is decoded over them. */
             int sc = sp[1].end && (s[sp[1].start] == '{' || s[sp[1].start] == '[') &&

@@ -1,4 +1,4 @@
-/* mcp_pattern.c -- which read-tool patterns are never handed to glibc's
+/* pattern.c -- which read-tool patterns are never handed to glibc's
  * regcomp()/regexec() (see mcp_pattern_refusal() in mcp.h).
  *
  * glibc compiles an ERE into a tree in which repetition copies its operand:
@@ -10,7 +10,7 @@
  * here, with an explicit stack, estimates the copies regcomp() would make
  * and refuses the pattern before it does.
  */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -3,15 +3,15 @@
  *
  * Three layers, each in its own file:
  *
- *   mcp_json.c     a JSON scanner that finds the byte spans of values in a
+ *   json.c         a JSON scanner that finds the byte spans of values in a
  *                  message, and the JSON string codec. Nothing is parsed
  *                  into a tree: what is not rewritten is never re-encoded.
- *   mcp_rewrite.c  the rewriter: sees one message (one line, without its
- *     mcp_read.c   newline) at a time and says what to do with it: pass it
+ *   rewrite.c      the rewriter: sees one message (one line, without its
+ *     read.c       newline) at a time and says what to do with it: pass it
  *                  on byte for byte, send a rewritten copy instead, or
  *                  answer it itself (the read tool). It never touches a
  *                  descriptor, so tests and the fuzzer drive it directly.
- *   mcp_relay.c    the relay: one poll() loop over the client's stdin and
+ *   relay.c        the relay: one poll() loop over the client's stdin and
  *                  stdout, the child's stdin and stdout and a signal pipe;
  *                  splits lines, asks the rewriter, writes without blocking.
  *
@@ -67,7 +67,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- JSON scanning (mcp_json.c) ------------------------------------------
+/* ---- JSON scanning (json.c) ------------------------------------------
  * S is a message of N bytes, not NUL-terminated. Positions are offsets. */
 
 /* Deepest nesting the scanner follows (cJSON's own limit). */
@@ -138,7 +138,23 @@ int mcp_json_string_decode(const char *s, size_t n, al_buf *b);
  * become \ufffd, so the token is always valid JSON text. */
 void mcp_json_string_encode(al_buf *b, const char *s, size_t n);
 
-/* ---- The rewriter (mcp_rewrite.c, mcp_read.c) --------------------------- */
+/* Whether the string token [S, S+N) (checked by the scanner: quotes
+ * included, N >= 2) is canonical, exactly what mcp_json_string_encode()
+ * makes of its text: valid UTF-8 written as is, escapes only \" \\ \b \f
+ * \n \r \t and \u00xx (lowercase hex) for the other control characters.
+ * Returns 1 or 0. */
+int mcp_json_string_canonical(const char *s, size_t n);
+
+/* Decodes the canonical token [S, S+N) over itself, from S on. Returns the
+ * text's length (at most N - 2). */
+size_t mcp_json_string_decode_in_place(char *s, size_t n);
+
+/* Encodes the DLEN bytes of text at S, decoded in place by
+ * mcp_json_string_decode_in_place() from a canonical token of N bytes, back
+ * over them: S[0, N) holds that token again, byte for byte. */
+void mcp_json_string_encode_back(char *s, size_t dlen, size_t n);
+
+/* ---- The rewriter (rewrite.c, read.c) --------------------------- */
 typedef struct mcp_rewriter mcp_rewriter;
 
 /* Creates a rewriter. STORE is where results go and where the read tool
@@ -193,7 +209,7 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * a read_offloaded_result call: *TEXT gets the answer's text, *IS_ERROR 1
  * when it is an error a model should act on (bad arguments, unknown or
  * evicted path, store unavailable), *TLEN its length (the text may hold
- * NUL bytes from the stored result). (mcp_read.c.)
+ * NUL bytes from the stored result). (read.c.)
  * The answer holds at most BUDGET bytes of lines (each line numbered, as
  * "N\tTEXT", invalid UTF-8 shown as U+FFFD, a line longer than the budget
  * clipped and marked), and ends saying how to continue when lines remain.
@@ -212,7 +228,7 @@ int mcp_read_answer(al_store *h, const char *args, size_t len, size_t budget,
  * deep (glibc's parser recurses per group: 20,000 overflowed the stack), or
  * repetition that glibc's compiler would copy into more than 10,000
  * positions ("x+" is "x x*", "x{n,m}" m copies, so "a++++..." doubles per
- * '+'). P's syntax is left to regcomp(). (mcp_pattern.c.) */
+ * '+'). P's syntax is left to regcomp(). (pattern.c.) */
 const char *mcp_pattern_refusal(const char *p);
 
 /* Seconds a pattern search of the read tool may run. */
@@ -235,12 +251,12 @@ typedef struct mcp_search {
  * for some patterns the read tool accepts; nothing interrupts it);
  * what was found until then is kept and OUT->stopped set. Returns 0, or an
  * errno (fork, mmap, ENOMEM) with nothing searched; release OUT with
- * mcp_search_release(). (mcp_search.c.) */
+ * mcp_search_release(). (search.c.) */
 int mcp_search_run(const char *data, size_t len, const regex_t *re, uint64_t offset,
                    uint64_t max, double seconds, mcp_search *out);
 void mcp_search_release(mcp_search *s);
 
-/* ---- The relay (mcp_relay.c) -------------------------------------------- */
+/* ---- The relay (relay.c) -------------------------------------------- */
 typedef struct mcp_relay_opts {
     char *const *argv;  /* the server's command line, argv[0] looked up in PATH */
     mcp_rewriter *rw;   /* the rewriter (borrowed) */
@@ -259,16 +275,5 @@ typedef struct mcp_relay_opts {
 #define MCP_TERM_AFTER_MS 3000
 #define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
-
-/* ---- The command (cli_mcp.c, in build/agentlink only) -------------------- */
-/* 1 when ARGV's command (its first argument that is neither an option nor
- * an option's value) is "mcp-proxy". OPTS: agentlink's getopt_long table,
- * which says which options take a value. */
-struct option;
-int cli_mcp_wanted(int argc, char **argv, const struct option *opts);
-
-/* Runs "agentlink [OPTIONS] mcp-proxy [OPTIONS] -- COMMAND [ARG...]" and
- * returns its exit status (see doc/agentlink.1). */
-int cli_mcp_main(int argc, char **argv);
 
 #endif

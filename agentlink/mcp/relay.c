@@ -1,4 +1,4 @@
-/* mcp_relay.c -- the proxy's event loop: one poll() over the client's
+/* relay.c -- the proxy's event loop: one poll() over the client's
  * stdin and stdout, the server's stdin and stdout, and a signal pipe.
  *
  * Each direction ("side") holds the bytes read and not yet sent, and at
@@ -9,7 +9,7 @@
  * buffer grows by a quarter at a time) plus what the rewriter needs for
  * it. Answers of the read tool go to the client between two messages of
  * the server, never inside one. */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>

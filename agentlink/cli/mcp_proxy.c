@@ -1,14 +1,15 @@
-/* cli_mcp.c -- "agentlink mcp-proxy": the command line of the MCP proxy.
+/* mcp_proxy.c -- "agentlink mcp-proxy": the command line of the MCP proxy.
  *
  *   agentlink [--store DIR] ... mcp-proxy [--store DIR] [--namespace NS]
  *       [--mount DIR] [--config FILE] [--no-read-tool] -- COMMAND [ARG...]
  *
- * It parses its own options (cli.c hands over the whole command line when
+ * It parses its own options (main.c hands over the whole command line when
  * the command is mcp-proxy: the server's arguments must never be read as
  * agentlink's), opens the policy and the store, and runs the relay. A
  * store that cannot be opened does not stop the proxy: results then pass
  * unchanged, and stderr says why. */
-#include "agentlink/mcp.h"
+#include "agentlink/cli/cli.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,24 +40,6 @@ static int mcp_usage_error(const char *what, const char *subject)
     return 2;
 }
 
-int cli_mcp_wanted(int argc, char **argv, const struct option *opts)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0)
-            return 0;
-        if (a[0] == '-') {
-            /* "--tool mcp-proxy" names a tool: skip every option's value. */
-            for (const struct option *o = opts; a[1] == '-' && o->name; o++)
-                if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
-                    i++;
-            continue;
-        }
-        return strcmp(a, "mcp-proxy") == 0;
-    }
-    return 0;
-}
-
 /* Fills a closed stdin, stdout or stderr with /dev/null (as fs/mount.c
  * does for the daemon), before anything opens a descriptor: else the
  * store's files or the proxy's pipes would take those numbers, the relay
@@ -72,7 +55,7 @@ static void stdio_fill(void)
         close(fd);
 }
 
-int cli_mcp_main(int argc, char **argv)
+int cmd_mcp_proxy(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"store", required_argument, NULL, M_STORE},
@@ -124,7 +107,7 @@ int cli_mcp_main(int argc, char **argv)
         }
         if (seen_cmd || optind >= argc || strcmp(argv[optind - 1], "--") == 0)
             break;
-        /* argv[optind] is "mcp-proxy" (cli_mcp_wanted said so). */
+        /* argv[optind] is "mcp-proxy" (main.c's whole_command() said so). */
         seen_cmd = 1;
         optind++;
     }

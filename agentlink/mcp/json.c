@@ -1,4 +1,4 @@
-/* mcp_json.c -- the proxy's JSON scanner and string codec.
+/* json.c -- the proxy's JSON scanner and string codec.
  *
  * Why not cJSON here: a message the proxy passes on must reach the other
  * side byte for byte, and one it rewrites must keep every field it does
@@ -8,7 +8,7 @@
  * scanner never allocates and follows nesting with a counter and a small
  * stack of brackets, not with recursion, so no input can exhaust the
  * stack. */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -474,4 +474,132 @@ void mcp_json_string_encode(al_buf *b, const char *s, size_t n)
         }
     }
     al_buf_addc(b, '"');
+}
+
+/* ---- the string codec in place ----------------------------------------------
+ * For a token exactly what mcp_json_string_encode makes of its text
+ * ("canonical": what JSON.stringify and most encoders write), a text can be
+ * decoded over its own token and encoded back over it, byte for byte as it
+ * was: the rewriter offloads a long text without a copy (rewrite.c). */
+
+static int lowerhex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* The first offset at or after I of a '\\' or a byte >= 0x80 in S[0, N). */
+static size_t escape_or_high(const unsigned char *p, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (n - i >= 8) {
+        uint64_t w, b;
+        memcpy(&w, p + i, 8);
+        b = w ^ (ones * '\\');
+        if ((w & highs) | ((b - ones) & ~b & highs))
+            break;
+        i += 8;
+    }
+    while (i < n && p[i] != '\\' && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+int mcp_json_string_canonical(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 1, end = n - 1;
+    while ((i = escape_or_high(p, i, end)) < end) {
+        if (p[i] >= 0x80) {
+            size_t q = store_utf8_len(p + i, end - i);
+            if (q == 0)
+                return 0;
+            i += q;
+            continue;
+        }
+        switch (p[i + 1]) {
+        case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+            i += 2;
+            continue;
+        case 'u': {
+            unsigned v;
+            if (p[i + 2] != '0' || p[i + 3] != '0' || (p[i + 4] != '0' && p[i + 4] != '1') ||
+                !lowerhex(p[i + 5]))
+                return 0;
+            v = (unsigned)(p[i + 4] - '0') * 16 +
+                (unsigned)(p[i + 5] <= '9' ? p[i + 5] - '0' : p[i + 5] - 'a' + 10);
+            if (v == '\b' || v == '\f' || v == '\n' || v == '\r' || v == '\t')
+                return 0;
+            i += 6;
+            continue;
+        }
+        default: /* \/, or \u of anything else */
+            return 0;
+        }
+    }
+    return 1;
+}
+
+size_t mcp_json_string_decode_in_place(char *s, size_t n)
+{
+    size_t r = 1, w = 0, end = n - 1;
+    while (r < end) {
+        const char *bs = memchr(s + r, '\\', end - r);
+        size_t run = bs ? (size_t)(bs - (s + r)) : end - r;
+        memmove(s + w, s + r, run);
+        w += run;
+        r += run;
+        if (r >= end)
+            break;
+        switch (s[r + 1]) {
+        case 'b': s[w++] = '\b'; r += 2; break;
+        case 'f': s[w++] = '\f'; r += 2; break;
+        case 'n': s[w++] = '\n'; r += 2; break;
+        case 'r': s[w++] = '\r'; r += 2; break;
+        case 't': s[w++] = '\t'; r += 2; break;
+        case 'u':
+            s[w++] = (char)((s[r + 4] - '0') * 16 +
+                            (s[r + 5] <= '9' ? s[r + 5] - '0' : s[r + 5] - 'a' + 10));
+            r += 6;
+            break;
+        default: s[w++] = s[r + 1]; r += 2; break; /* '"', '\\' */
+        }
+    }
+    return w;
+}
+
+/* From the end: each byte's encoding is at least as long as the byte, so
+ * nothing is overwritten before it is read. */
+void mcp_json_string_encode_back(char *s, size_t dlen, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t w = n;
+    s[--w] = '"';
+    for (size_t i = dlen; i-- > 0;) {
+        unsigned char c = (unsigned char)s[i];
+        char e = 0;
+        switch (c) {
+        case '"': e = '"'; break;
+        case '\\': e = '\\'; break;
+        case '\b': e = 'b'; break;
+        case '\f': e = 'f'; break;
+        case '\n': e = 'n'; break;
+        case '\r': e = 'r'; break;
+        case '\t': e = 't'; break;
+        default: break;
+        }
+        if (e) {
+            s[--w] = e;
+            s[--w] = '\\';
+        } else if (c < 0x20) {
+            s[--w] = hex[c & 15];
+            s[--w] = hex[c >> 4];
+            s[--w] = '0';
+            s[--w] = '0';
+            s[--w] = 'u';
+            s[--w] = '\\';
+        } else {
+            s[--w] = (char)c;
+        }
+    }
+    s[--w] = '"';
 }

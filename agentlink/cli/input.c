@@ -1,7 +1,10 @@
-/* cli_input.c -- put's and offload's input, read in pieces (cli_input.h). */
-#include "agentlink/cli_input.h"
+/* input.c -- put's and offload's input, read in pieces (input.h). */
+#include "agentlink/cli/cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -112,4 +115,87 @@ int cli_input_prefix(cli_input *in, int kind, uint64_t limit, al_buf *b, int *su
             return 0;
         }
     }
+}
+
+/* ---- the commands' input: limits and messages (cli.h) -------------------- */
+int cli_read_fd(int fd, uint64_t limit, char **out, size_t *len)
+{
+    al_buf b = {0};
+    char chunk[65536];
+    *out = NULL;
+    *len = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            al_buf_release(&b);
+            return e;
+        }
+        if (n == 0)
+            break;
+        al_buf_add(&b, chunk, (size_t)n);
+        if (b.failed) {
+            al_buf_release(&b);
+            return ENOMEM;
+        }
+        if ((uint64_t)b.len > limit)
+            break;
+    }
+    return al_buf_detach(&b, out, len);
+}
+
+/* The input's name in messages: "stdin" or "file 'PATH'". */
+const char *cli_input_name(const char *path)
+{
+    static char name[600];
+    if (!path)
+        return "stdin";
+    snprintf(name, sizeof name, "file '%s'", cli_quote(path));
+    return name;
+}
+
+/* --max-input-bytes, or its default, into *MAX. */
+int cli_input_limit(const opts *o, uint64_t *max)
+{
+    *max = CLI_MAX_INPUT_DEFAULT;
+    if (o->max_input && al_size_parse(o->max_input, max)) {
+        cli_msg("--max-input-bytes '%s': %s", cli_quote(o->max_input), al_strerror(AL_ESIZE));
+        return EX_USAGE;
+    }
+    return EX_OK;
+}
+
+/* Opens the input of put/offload: PATH or stdin (input.h). */
+int cli_input_begin(const opts *o, const char *path, cli_input *in)
+{
+    uint64_t max;
+    int ex, rc;
+    if ((ex = cli_input_limit(o, &max)))
+        return ex;
+    rc = cli_input_open(in, path, max);
+    if (rc == EISDIR) {
+        cli_msg("file '%s' is a directory, expected a file to store", cli_quote(path));
+        return EX_USAGE;
+    }
+    if (rc) {
+        cli_msg("cannot read %s: %s", cli_input_name(path), strerror(rc));
+        return rc == ENOMEM ? EX_FAIL : EX_USAGE;
+    }
+    return EX_OK;
+}
+
+/* The message and exit code for RC from reading IN (PATH or stdin);
+ * WHAT says what did not happen ("nothing was stored"). */
+int cli_input_error(const cli_input *in, const char *path, int rc, const char *what)
+{
+    if (rc == CLI_EINPUT) {
+        cli_msg("%s is longer than --max-input-bytes %" PRIu64 "%s: refused, %s "
+            "(--max-input-bytes N reads more)", cli_input_name(path), in->max_input,
+            in->max_input == CLI_MAX_INPUT_DEFAULT ? " (the default, 1 GiB)" : "", what);
+        return EX_USAGE;
+    }
+    cli_msg("cannot read %s: %s", cli_input_name(path), rc > 0 ? strerror(rc) : al_strerror(rc));
+    return EX_FAIL;
 }

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG OFFLOADFS_STORE XDG_STATE_HOME
-SERVER="python3 $T_TOP/tests/agentlink/mcp_server.py"
+SERVER="python3 $T_TOP/tests/mcp/mcp_server.py"
 ST=$T_TMP/store
 OUT=$T_TMP/out ERR=$T_TMP/err IN=$T_TMP/in
 export MCP_SERVER_LOG=$T_TMP/server.log

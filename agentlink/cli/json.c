@@ -1,11 +1,12 @@
-/* cli_json.c -- bytes in --json output: a JSON string when they are UTF-8,
- * base64 otherwise (see cli_json.h). */
-#include "agentlink/cli_json.h"
+/* json.c -- bytes in --json output: a JSON string when they are UTF-8,
+ * base64 otherwise (see json.h). */
+#include "agentlink/cli/cli.h"
 #include "agentlink/internal.h"
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int is_utf8(const unsigned char *s, size_t len)
 {
@@ -61,4 +62,38 @@ int cli_json_add_bytes(cJSON *obj, const char *name, const char *enc_name,
     if (!item || !cJSON_AddStringToObject(obj, enc_name, utf8 ? "utf-8" : "base64"))
         return ENOMEM;
     return 0;
+}
+
+int cli_print_json(cJSON *j)
+{
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    int rc;
+    cJSON_Delete(j);
+    if (!s) {
+        cli_msg("out of memory");
+        return EX_FAIL;
+    }
+    rc = cli_write_all(s, strlen(s));
+    if (rc == EX_OK)
+        rc = cli_write_all("\n", 1);
+    cJSON_free(s);
+    return rc;
+}
+
+cJSON *cli_entry_json(const char *key, const al_entry *e)
+{
+    char when[40];
+    cJSON *j = cJSON_CreateObject();
+    if (!j)
+        return NULL;
+    cJSON_AddStringToObject(j, "key", key);
+    cJSON_AddNumberToObject(j, "size", (double)e->size);
+    if (e->has_tool)
+        cJSON_AddStringToObject(j, "tool", e->tool);
+    else
+        cJSON_AddNullToObject(j, "tool");
+    cJSON_AddStringToObject(j, "created", al_time_format(e->created_ns, when, sizeof when));
+    cJSON_AddNumberToObject(j, "original_size", (double)e->original_size);
+    cJSON_AddBoolToObject(j, "truncated", e->truncated);
+    return j;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tiny scripted MCP server (newline-delimited JSON-RPC on stdio) for
-tests/agentlink/test_mcp_proxy.sh. Standard library only.
+tests/mcp/test_proxy.sh. Standard library only.
 
 Requests it answers:
   tools/list            two tools, "text" and "image"

@@ -1,4 +1,4 @@
-/* cli_importdir.c -- refuses an import directory that is, holds or lies
+/* importdir.c -- refuses an import directory that is, holds or lies
  * inside an LMDB store.
  *
  * import moves files: it unlinks each one it stored. Pointed at a store's
@@ -13,7 +13,7 @@
  * through symlinks, "..", relative paths and bind mounts, and a string
  * compare misses each of them. Walking up through ".." from the open
  * directory follows what the kernel resolves. */
-#include "agentlink/cli_importdir.h"
+#include "agentlink/cli/importdir.h"
 #include "agentlink/internal.h"
 
 #include <errno.h>

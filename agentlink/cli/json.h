@@ -1,4 +1,4 @@
-/* cli_json.h -- bytes in the CLI's --json output, exactly and as valid UTF-8.
+/* json.h -- bytes in the CLI's --json output, exactly and as valid UTF-8.
  *
  * cJSON strings are C strings (a NUL ends them) and cJSON copies bytes that
  * are not UTF-8 into its output as they are, so a result holding either

@@ -1,4 +1,4 @@
-/* mcp_search.c -- the read tool's pattern search, bounded in time (see
+/* search.c -- the read tool's pattern search, bounded in time (see
  * mcp_search_run() in mcp.h).
  *
  * glibc's regexec() has no bound on its time: for some patterns it tries
@@ -17,7 +17,7 @@
  * across fork), dies with its parent (PR_SET_PDEATHSIG) and leaves with
  * _exit().
  */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* mcp_read.c -- the answers of read_offloaded_result, from the store.
+/* read.c -- the answers of read_offloaded_result, from the store.
  *
  * The answer is text for a model: a header line naming the path and the
  * lines shown, the lines as "N<TAB>TEXT", and a last line saying how to go
@@ -6,7 +6,7 @@
  * Its lines never take more than the budget, so the answer itself never
  * needs offloading; a line longer than the budget is clipped and says how
  * to read the rest of it through the mount. */
-#include "agentlink/mcp.h"
+#include "agentlink/mcp/mcp.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,0 +1,176 @@
+/* test_prom.c -- the Prometheus text format of offloadfs' figures, byte for
+ * byte (promtool's own check of both real outputs: tests/fs/test_metrics.sh). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "metrics/prom.h"
+
+struct out {
+    char *buf;
+    size_t len;
+    FILE *f;
+};
+
+static void out_open(struct out *o)
+{
+    o->buf = NULL;
+    o->f = open_memstream(&o->buf, &o->len);
+    assert_non_null(o->f);
+}
+
+/* Closes O and checks that it holds exactly WANT. */
+static void out_expect(struct out *o, const char *want)
+{
+    assert_int_equal(fclose(o->f), 0);
+    assert_string_equal(o->buf, want);
+    free(o->buf);
+}
+
+static void store_write_should_give_every_family_with_help_and_type(void **state)
+{
+    prom_store_figures s = {3, 3000, 1200, 1u << 30, 17, 5, 2};
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_store_write(o.f, &s, "/var/lib/offloadfs"), 0);
+    out_expect(&o,
+        "# HELP offloadfs_store_entries Live results in the store, all namespaces.\n"
+        "# TYPE offloadfs_store_entries gauge\n"
+        "offloadfs_store_entries{store=\"/var/lib/offloadfs\"} 3\n"
+        "# HELP offloadfs_store_bytes Sum of the live results' sizes before compression.\n"
+        "# TYPE offloadfs_store_bytes gauge\n"
+        "offloadfs_store_bytes{store=\"/var/lib/offloadfs\"} 3000\n"
+        "# HELP offloadfs_store_stored_bytes Bytes the live results occupy in the store "
+        "(compressed): what the bound counts.\n"
+        "# TYPE offloadfs_store_stored_bytes gauge\n"
+        "offloadfs_store_stored_bytes{store=\"/var/lib/offloadfs\"} 1200\n"
+        "# HELP offloadfs_store_max_total_bytes The store's bound on stored bytes "
+        "(max_total_bytes).\n"
+        "# TYPE offloadfs_store_max_total_bytes gauge\n"
+        "offloadfs_store_max_total_bytes{store=\"/var/lib/offloadfs\"} 1073741824\n"
+        "# HELP offloadfs_puts_total Results written into the store since it was made, "
+        "by every writer (kept in the store).\n"
+        "# TYPE offloadfs_puts_total counter\n"
+        "offloadfs_puts_total{store=\"/var/lib/offloadfs\"} 17\n"
+        "# HELP offloadfs_evictions_total Results evicted to keep the bound since the store "
+        "was made (kept in the store).\n"
+        "# TYPE offloadfs_evictions_total counter\n"
+        "offloadfs_evictions_total{store=\"/var/lib/offloadfs\"} 5\n"
+        "# HELP offloadfs_removals_total Results removed by callers (rm, drop-referenced) "
+        "since the store was made.\n"
+        "# TYPE offloadfs_removals_total counter\n"
+        "offloadfs_removals_total{store=\"/var/lib/offloadfs\"} 2\n");
+}
+
+static void store_write_without_a_store_should_give_no_label(void **state)
+{
+    prom_store_figures s = {0, 0, 0, 64, UINT64_MAX, 0, 0};
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_store_write(o.f, &s, NULL), 0);
+    assert_int_equal(fclose(o.f), 0);
+    assert_non_null(strstr(o.buf, "\noffloadfs_store_entries 0\n"));
+    assert_non_null(strstr(o.buf, "\noffloadfs_puts_total 18446744073709551615\n"));
+    assert_null(strchr(o.buf, '{'));
+    free(o.buf);
+}
+
+static void mount_write_should_label_each_sample_with_the_namespace(void **state)
+{
+    prom_mount_figures m = {10, 40960, 4, 1};
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_mount_write(o.f, &m, "run-1"), 0);
+    assert_int_equal(fclose(o.f), 0);
+    assert_non_null(strstr(o.buf, "# TYPE offloadfs_reads_total counter\n"
+                                  "offloadfs_reads_total{namespace=\"run-1\"} 10\n"));
+    assert_non_null(strstr(o.buf, "# TYPE offloadfs_read_bytes_total counter\n"
+                                  "offloadfs_read_bytes_total{namespace=\"run-1\"} 40960\n"));
+    assert_non_null(strstr(o.buf, "# TYPE offloadfs_evicted_reads_total counter\n"
+                                  "offloadfs_evicted_reads_total{namespace=\"run-1\"} 4\n"));
+    assert_non_null(strstr(o.buf, "# TYPE offloadfs_missing_lookups_total counter\n"
+                                  "offloadfs_missing_lookups_total{namespace=\"run-1\"} 1\n"));
+    assert_non_null(strstr(o.buf, "# HELP offloadfs_evicted_reads_total Lookups, opens"));
+    free(o.buf);
+}
+
+/* A namespace may hold " and \ (never a control byte, but the escape is
+ * there for any label value). */
+static void label_values_should_be_escaped(void **state)
+{
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_sample_write(o.f, "m", "namespace", "a\"b\\c\nd", 7), 0);
+    out_expect(&o, "m{namespace=\"a\\\"b\\\\c\\nd\"} 7\n");
+}
+
+static void build_info_should_be_one_with_the_version(void **state)
+{
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_build_info_write(o.f, "0.1.0"), 0);
+    out_expect(&o, "# HELP offloadfs_build_info The offloadfs version serving these metrics.\n"
+                   "# TYPE offloadfs_build_info gauge\n"
+                   "offloadfs_build_info{version=\"0.1.0\"} 1\n");
+}
+
+static void histogram_should_give_cumulative_buckets_sum_and_count(void **state)
+{
+    const double bounds[] = {0.005, 0.1, 1};
+    const uint64_t counts[] = {2, 0, 3, 1};
+    prom_histogram h = {bounds, counts, 3, 2.75};
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_histogram_write(o.f, "x_seconds", "Fetch time.", "ns", &h), 0);
+    out_expect(&o, "# HELP x_seconds Fetch time.\n"
+                   "# TYPE x_seconds histogram\n"
+                   "x_seconds_bucket{namespace=\"ns\",le=\"0.005\"} 2\n"
+                   "x_seconds_bucket{namespace=\"ns\",le=\"0.1\"} 2\n"
+                   "x_seconds_bucket{namespace=\"ns\",le=\"1\"} 5\n"
+                   "x_seconds_bucket{namespace=\"ns\",le=\"+Inf\"} 6\n"
+                   "x_seconds_sum{namespace=\"ns\"} 2.75\n"
+                   "x_seconds_count{namespace=\"ns\"} 6\n");
+    out_open(&o);
+    assert_int_equal(prom_histogram_write(o.f, "y", "h", NULL, &h), 0);
+    assert_int_equal(fclose(o.f), 0);
+    assert_non_null(strstr(o.buf, "y_bucket{le=\"+Inf\"} 6\ny_sum 2.75\ny_count 6\n"));
+    free(o.buf);
+}
+
+/* A write that fails (a full device) is EIO, never success. */
+static void write_errors_should_be_eio(void **state)
+{
+    prom_store_figures s = {1, 2, 3, 4, 5, 6, 7};
+    FILE *f = fopen("/dev/full", "w");
+    (void)state;
+    assert_non_null(f);
+    setvbuf(f, NULL, _IONBF, 0);
+    assert_int_equal(prom_store_write(f, &s, "x"), EIO);
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(store_write_should_give_every_family_with_help_and_type),
+        cmocka_unit_test(store_write_without_a_store_should_give_no_label),
+        cmocka_unit_test(mount_write_should_label_each_sample_with_the_namespace),
+        cmocka_unit_test(label_values_should_be_escaped),
+        cmocka_unit_test(build_info_should_be_one_with_the_version),
+        cmocka_unit_test(histogram_should_give_cumulative_buckets_sum_and_count),
+        cmocka_unit_test(write_errors_should_be_eio),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
