@@ -14,7 +14,7 @@ WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wcon
 REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I. \
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
-REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
+REQ_LIBS_AL    := -lcjson -lcurl $(REQ_LIBS_STORE)
 # The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
 REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
                   $(REQ_LIBS_STORE)
@@ -86,11 +86,12 @@ $(B)/libtier.a: $(TIER_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libagentlink.a: $(AL_LIB_OBJ) $(STORE_OBJ)
+# The library writes through the remote tier (tier/, remote/: libcurl).
+$(B)/libagentlink.a: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # Only the API (al_*) is exported: agentlink/agentlink.map.
-$(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
+$(B)/libagentlink.so: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ) agentlink/agentlink.map
 	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) -Wl,--version-script=agentlink/agentlink.map \
 	  $(LDFLAGS) -o $@ $(filter %.o,$^) $(REQ_LIBS_AL)
 
@@ -206,11 +207,11 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 # fuzz_mcp alone also takes the proxy's sources.
 $(B)/fuzz/fuzz_mcp: FUZZ_MCP_SRC := $(MCP_SRC)
 $(B)/fuzz/fuzz_mcp: $(MCP_SRC)
-$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
-	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(FUZZ_MCP_SRC) \
-	  -lcjson -llmdb -lzstd -lpthread
+	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
+	  -lcjson -lcurl -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \

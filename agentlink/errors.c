@@ -42,6 +42,8 @@ const char *al_strerror(int err)
     case AL_ELIMITS: return "limits refused: each must be at least 64 bytes, max_total_bytes at "
                             "most 16 TiB, and max_result_bytes no more than max_total_bytes";
     case AL_ENOTMOUNT: return "is not a path directly under the mount";
+    case AL_EUPLOAD: return "stored here, but not yet on the remote: pending (agentlink sync sends it)";
+    case AL_EREMOTE: return "the remote refused or failed";
     default: break;
     }
     if (err < AL_ERR_BASE && err > AL_ERR_BASE - MIRRORED)

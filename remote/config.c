@@ -196,10 +196,26 @@ static int take_endpoint(remote *r, const char *region, const char *conf_ep, cha
     return r->endpoint && r->sigv4 ? 0 : ENOMEM;
 }
 
+/* $NAME as a whole number of at most MAX, or 0 when unset or not one. */
+static unsigned env_uint(const char *name, unsigned long max)
+{
+    const char *v = env(name);
+    char *end;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    return v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
+}
+
 static void options_fill(remote_options *o, const remote_options *in)
 {
     if (in)
         *o = *in;
+    /* Operators' knobs for programs that take no options (the library, the
+     * CLI): OFFLOADFS_REMOTE_STALL_SECONDS, OFFLOADFS_REMOTE_RETRIES. */
+    if (!o->stall_s)
+        o->stall_s = env_uint("OFFLOADFS_REMOTE_STALL_SECONDS", 3600);
+    if (!o->retries && env("OFFLOADFS_REMOTE_RETRIES"))
+        o->retries = env_uint("OFFLOADFS_REMOTE_RETRIES", 10) ? env_uint("OFFLOADFS_REMOTE_RETRIES", 10)
+                                                             : REMOTE_NO_RETRY;
     if (!o->connect_ms)
         o->connect_ms = 1000;
     if (!o->stall_s)

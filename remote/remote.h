@@ -73,7 +73,8 @@ int remote_err_transient(int err);
 /* ---- Opening ---------------------------------------------------------- */
 typedef struct remote remote;
 
-/* Request bounds; zero fields take the defaults. */
+/* Request bounds; zero fields take $OFFLOADFS_REMOTE_STALL_SECONDS and
+ * $OFFLOADFS_REMOTE_RETRIES (0: no retry) when set, else the defaults. */
 typedef struct remote_options {
     unsigned connect_ms; /* TCP (and TLS) connect timeout, default 1000 */
     unsigned stall_s;    /* abort below REMOTE_STALL_BYTES/s this long, default 2 */
