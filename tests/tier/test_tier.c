@@ -254,7 +254,7 @@ static void gc_should_remove_oldest_beyond_the_bytes_with_tombstones(void **stat
     unsigned removed = 9;
     uint64_t kept = 9;
     remote_info in;
-    char k[8], v[100];
+    char k[16], v[100];
     memset(v, 'v', sizeof v);
     for (int i = 1; i <= 4; i++) {
         snprintf(k, sizeof k, "k%d", i);
