@@ -14,10 +14,12 @@ WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wcon
 REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I. \
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
-REQ_LIBS_AL    := -lcjson $(REQ_LIBS_STORE)
+REQ_LIBS_AL    := -lcjson -lcurl $(REQ_LIBS_STORE)
 # The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
 REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
                   $(REQ_LIBS_STORE)
+# The remote tier (remote/, libremote.a): linked only into what uses it.
+REQ_LIBS_REMOTE := -lcurl -lpthread
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
@@ -36,19 +38,23 @@ AL_CLI_SRC := $(wildcard agentlink/cli/*.c)
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
 METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
+REMOTE_SRC := $(wildcard remote/*.c)
+TIER_SRC   := $(wildcard tier/*.c)
+REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
+TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
 TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
-             tests/fs/test_*.c tests/metrics/test_*.c)
+             tests/fs/test_*.c tests/metrics/test_*.c tests/remote/test_*.c tests/tier/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
 FAULT_BIN := $(patsubst tests/faults/%.c,$(B)/faults/%,$(wildcard tests/faults/*.c))
 
-PROGS := $(B)/libstore.a
+PROGS := $(B)/libstore.a $(B)/libremote.a $(B)/libtier.a
 ifneq ($(AL_LIB_SRC),)
 PROGS += $(B)/libagentlink.a $(B)/libagentlink.so
 endif
@@ -71,11 +77,21 @@ $(B)/libstore.a: $(STORE_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libagentlink.a: $(AL_LIB_OBJ) $(STORE_OBJ)
+$(B)/libremote.a: $(REMOTE_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+# The tier (store + remote glue): libtier.a, used with libremote.a and a store.
+$(B)/libtier.a: $(TIER_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+# The library writes through the remote tier (tier/, remote/: libcurl).
+$(B)/libagentlink.a: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # Only the API (al_*) is exported: agentlink/agentlink.map.
-$(B)/libagentlink.so: $(AL_LIB_OBJ) $(STORE_OBJ) agentlink/agentlink.map
+$(B)/libagentlink.so: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ) agentlink/agentlink.map
 	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) -Wl,--version-script=agentlink/agentlink.map \
 	  $(LDFLAGS) -o $@ $(filter %.o,$^) $(REQ_LIBS_AL)
 
@@ -85,9 +101,11 @@ $(B)/libmcp.a: $(MCP_OBJ)
 $(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
 
-# The daemon reads the policy file with agentlink's own loader (fs/config.c).
-$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libagentlink.a $(REQ_LIBS_FS)
+# The daemon reads the policy file with agentlink's own loader (fs/config.c)
+# and serves the remote tier through libtier.a and libremote.a (fs/remote.c).
+$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
+	  $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -112,6 +130,19 @@ $(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a -lcmocka \
 	  -lfuse3 $(REQ_LIBS_STORE)
+# The remote tests run against a real radosgw (tests/run.sh starts one).
+$(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libremote.a -lcmocka $(REQ_LIBS_REMOTE)
+$(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
+# The tier's driver for the shell tests (before the tools' pattern rule).
+$(B)/tools/tierctl: tests/tools/tierctl.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	  $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
@@ -179,11 +210,11 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 # fuzz_mcp alone also takes the proxy's sources.
 $(B)/fuzz/fuzz_mcp: FUZZ_MCP_SRC := $(MCP_SRC)
 $(B)/fuzz/fuzz_mcp: $(MCP_SRC)
-$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
-	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(FUZZ_MCP_SRC) \
-	  -lcjson -llmdb -lzstd -lpthread
+	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
+	  -lcjson -lcurl -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \

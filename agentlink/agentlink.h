@@ -64,6 +64,7 @@ extern "C" {
 #define AL_ELIMITS   (AL_ERR_BASE - 10) /* max_result_bytes > max_total_bytes, or 0 */
 #define AL_ERDONLY   (AL_ERR_BASE - 12) /* store opened read-only */
 #define AL_ELMDB     (AL_ERR_BASE - 13) /* other LMDB failure */
+#define AL_EPENDING  (AL_ERR_BASE - 14) /* the bound is held by results waiting for their upload */
 #define AL_ENAME_EMPTY (AL_ERR_BASE - 20) /* key or namespace: empty */
 #define AL_ENAME_LONG  (AL_ERR_BASE - 21) /* longer than 255 bytes */
 #define AL_ENAME_UTF8  (AL_ERR_BASE - 22) /* not valid UTF-8 */
@@ -78,6 +79,9 @@ extern "C" {
 #define AL_ENOTMOUNT (AL_ERR_BASE - 44) /* a path that is not directly under the mount */
 #define AL_EMOUNT_NONE  (AL_ERR_BASE - 60) /* no offloadfs mount that says what it serves */
 #define AL_EMOUNT_OTHER (AL_ERR_BASE - 61) /* the mount serves another store or namespace */
+/* The remote tier (doc/remote.md). */
+#define AL_EUPLOAD   (AL_ERR_BASE - 50) /* stored here, but not yet on the remote: pending */
+#define AL_EREMOTE   (AL_ERR_BASE - 51) /* the remote refused or failed (al_store_remote_message) */
 
 /* Returns a static description of any code above or of an errno value;
  * never NULL. For AL_ENAME_* the text completes "key 'K' ...", e.g.
@@ -437,6 +441,7 @@ typedef struct al_stats {
     uint64_t stored_bytes;     /* bytes the results occupy (compressed):
                                   what max_total_bytes bounds */
     unsigned compression;      /* AL_COMPRESS_* of later writes */
+    uint64_t pending;          /* results waiting for their upload to the remote */
 } al_stats;
 
 /* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
@@ -496,6 +501,49 @@ int al_store_set_compression(al_store *h, unsigned compression);
  * stay removed). */
 int al_store_drop_referenced(al_store *h, const void *text, size_t len,
                              al_list_fn fn, void *ctx, size_t *ndropped);
+
+/* ---- The remote tier (doc/remote.md) ------------------------------------
+ * A store may name a remote, "s3://BUCKET/PREFIX" on an S3 API; endpoint,
+ * region and credentials come from the AWS variables and files. Then every
+ * write (al_store_put, al_store_put_cutter, al_offload, al_offload_cutter)
+ * commits here, uploads, and returns 0 once the remote has the result. If
+ * the upload fails, the write returns AL_EUPLOAD *with everything a success
+ * gives* (entry, path, pointer text): the result is stored here and
+ * pending, al_store_remote_message() says why, and al_store_sync() or a
+ * later write sends it. Removals (al_store_remove, drop-referenced) leave a
+ * tombstone on the remote; when that fails they return AL_EREMOTE after
+ * the local removal. */
+
+/* Sets the store's remote to URL ("s3://BUCKET[/PREFIX]"; NULL, "" or
+ * "none" removes it), creating the store when missing. A URL is checked
+ * first: its syntax, the AWS configuration, and one listing of the prefix
+ * (bucket there, credentials accepted); nothing is recorded when a check
+ * fails. Errors: AL_EREMOTE (al_store_remote_message() says which check
+ * and why), EACCES, EIO. */
+int al_store_set_remote(al_store *h, const char *url);
+
+/* Copies the store's remote URL into BUF (CAP bytes; "" when none).
+ * Errors: AL_ENOSTORE, ERANGE, LMDB failures. */
+int al_store_remote(al_store *h, char *buf, size_t cap);
+
+/* Why the last remote step of H failed: "" when it did not. Valid until
+ * the next call on H. Never names a secret. */
+const char *al_store_remote_message(const al_store *h);
+
+/* Uploads every result pending in the store (all namespaces). *UPLOADED,
+ * *LEFT (may be NULL) get the counts. Returns 0 when nothing is left
+ * pending, AL_EUPLOAD when some is (al_store_remote_message() says why),
+ * AL_EREMOTE when the remote cannot be used, AL_ENOSTORE; a store naming no
+ * remote has nothing to send (0). */
+int al_store_sync(al_store *h, unsigned *uploaded, unsigned *left);
+
+/* Removes from the remote, with tombstones, the results of every
+ * namespace older than MAX_AGE_S seconds (0: any age), then the oldest
+ * until at most MAX_BYTES remain (0: no bound): for operators, on a timer.
+ * *REMOVED, *KEPT_BYTES (may be NULL) get what was removed and what
+ * remains. Errors: AL_EREMOTE (no remote, or it failed), AL_ENOSTORE. */
+int al_store_gc_remote(al_store *h, uint64_t max_age_s, uint64_t max_bytes, unsigned *removed,
+                       uint64_t *kept_bytes);
 
 /* ---- Offload ----------------------------------------------------------- */
 /* Applies the policy POL (NULL: built-in default) to LEN bytes at DATA, the

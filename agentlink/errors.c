@@ -44,6 +44,8 @@ const char *al_strerror(int err)
     case AL_ENOTMOUNT: return "is not a path directly under the mount";
     case AL_EMOUNT_NONE: return "no offloadfs mount there says which store it serves";
     case AL_EMOUNT_OTHER: return "the mount serves another store or namespace";
+    case AL_EUPLOAD: return "stored here, but not yet on the remote: pending (agentlink sync sends it)";
+    case AL_EREMOTE: return "the remote refused or failed";
     default: break;
     }
     if (err < AL_ERR_BASE && err > AL_ERR_BASE - MIRRORED)

@@ -26,6 +26,7 @@ struct al_store {
     unsigned verify; /* STORE_VERIFY (library handles) or 0 (the CLI) */
     dev_t dev;
     ino_t ino;
+    al_tier *tier;  /* the remote tier (upload.c), NULL until a write asks */
 };
 
 static char *join(const char *a, const char *b)
@@ -165,6 +166,7 @@ void al_store_close(al_store *h)
 {
     if (!h)
         return;
+    al_tier_free(h->tier);
     store_close(h->st);
     pthread_mutex_destroy(&h->mu);
     free(h->dir);
@@ -289,7 +291,9 @@ again:
         return al_err_from_store(rc);
     }
     entry_from(e, &se);
-    return 0;
+    /* On a store with a remote: there too before returning (AL_EUPLOAD:
+     * stored here and pending, everything else as for a success). */
+    return al_tier_after_put(h->st, &h->tier, h->ns, key, se.version);
 }
 
 int al_store_put(al_store *h, const char *key, const void *data, size_t len,
@@ -313,7 +317,7 @@ int al_store_put(al_store *h, const char *key, const void *data, size_t len,
     rc = put_locked(h, key, data ? data : "", len, (uint64_t)len, tool, e, &cut, &stored);
     pthread_mutex_unlock(&h->mu);
     free(cut);
-    if (rc && path) {
+    if (rc && rc != AL_EUPLOAD && path) {
         free(*path);
         *path = NULL;
     }
@@ -356,7 +360,7 @@ int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
     rc = put_locked(h, key, kept, len, al_cutter_total(c), tool, e, &cut, &stored);
     pthread_mutex_unlock(&h->mu);
     free(cut);
-    if (rc && path) {
+    if (rc && rc != AL_EUPLOAD && path) {
         free(*path);
         *path = NULL;
     }
@@ -432,6 +436,8 @@ int al_store_remove(al_store *h, const char *key, al_entry *e)
         /* Already gone: say when and why. */
         if (rc == AL_EEVICTED || rc == AL_ENOTFOUND)
             lookup_locked(h, key, e);
+        if (rc == 0) /* every host must answer ENODATA: a tombstone on the remote */
+            rc = al_tier_after_remove(h->st, &h->tier, h->ns, key);
     }
     pthread_mutex_unlock(&h->mu);
     return rc;
@@ -491,7 +497,31 @@ int al_store_stats(al_store *h, al_stats *out)
     out->file_bytes = s.file_bytes;
     out->stored_bytes = s.stored_bytes;
     out->compression = how == STORE_COMPRESS_ZSTD ? AL_COMPRESS_ZSTD : AL_COMPRESS_NONE;
+    out->pending = s.pending;
     return 0;
+}
+
+int al_store_lock(al_store *h, int create, store **st, al_tier ***tp)
+{
+    pthread_mutex_lock(&h->mu);
+    int rc = attach(h, create);
+    if (rc) {
+        pthread_mutex_unlock(&h->mu);
+        return rc;
+    }
+    *st = h->st;
+    *tp = &h->tier;
+    return 0;
+}
+
+void al_store_unlock(al_store *h)
+{
+    pthread_mutex_unlock(&h->mu);
+}
+
+const char *al_store_remote_message(const al_store *h)
+{
+    return h ? al_tier_message(h->tier) : "";
 }
 
 int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
@@ -604,7 +634,7 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
     list_ctx lc = {drop_cb, &d};
     char *prefix = NULL;
     size_t dropped = 0;
-    int rc = 0;
+    int rc = 0, remote_rc = 0;
 
     if (ndropped)
         *ndropped = 0;
@@ -666,10 +696,14 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
         }
         dropped++;
         entry_from(&e, &se);
+        if ((r = al_tier_after_remove(h->st, &h->tier, h->ns, d.best[i])))
+            remote_rc = r; /* removed here; the others still go, the error is kept */
         if (fn)
             rc = fn(d.best[i], &e, ctx);
     }
     pthread_mutex_unlock(&h->mu);
+    if (rc == 0)
+        rc = remote_rc;
 cleanup:
     if (ndropped)
         *ndropped = dropped;
@@ -698,13 +732,13 @@ static int offload_store(al_store *h, const al_policy *pol, const char *tool,
     pthread_mutex_lock(&h->mu);
     rc = put_locked(h, key, data, len, orig, tool, &e, &cut, &stored);
     pthread_mutex_unlock(&h->mu);
-    if (rc)
+    if (rc && rc != AL_EUPLOAD)
         return rc;
     al_policy_preview(pol, &pv);
     /* The pointer is built from exactly the bytes handed to the store. */
-    rc = al_pointer_text(path, tool, cut ? cut : data, stored, orig, &pv, out, outlen);
+    int prc = al_pointer_text(path, tool, cut ? cut : data, stored, orig, &pv, out, outlen);
     free(cut);
-    return rc;
+    return prc ? prc : rc;
 }
 
 int al_offload(al_store *h, const al_policy *pol, const char *tool,
@@ -738,7 +772,7 @@ int al_offload(al_store *h, const al_policy *pol, const char *tool,
     if ((rc = al_store_path_of(h, key, &path)))
         goto cleanup;
     rc = offload_store(h, pol, tool, key, path, data, len, (uint64_t)len, out, outlen);
-    if (rc == 0 && offloaded)
+    if ((rc == 0 || rc == AL_EUPLOAD) && offloaded)
         *offloaded = 1;
 cleanup:
     free(path);

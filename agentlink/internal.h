@@ -108,6 +108,43 @@ void al_settings_release(al_settings *s);
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
 
+/* ---- the remote tier (upload.c) ------------------------------------------ */
+struct tier;
+struct remote_conn;
+typedef struct al_tier al_tier;
+
+/* Makes *TP follow the remote ST names now (reopening when the URL
+ * changed); *HAS 1 when it names one. Returns 0; AL_EREMOTE when the
+ * remote's configuration is unusable (al_tier_message() says why); store
+ * errors; ENOMEM. */
+int al_tier_use(store *st, al_tier **tp, int *has);
+
+/* After a write committed VERSION of (NS, KEY) in ST: uploads it when ST
+ * names a remote (then sends what is pending too). 0, or AL_EUPLOAD (the
+ * result stays here, pending; al_tier_message() says why). */
+int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, uint64_t version);
+
+/* After (NS, KEY) was removed from ST: its tombstone on the remote. 0, or
+ * AL_EREMOTE (al_tier_message() says why). */
+int al_tier_after_remove(store *st, al_tier **tp, const char *ns, const char *key);
+
+/* The tier and connection of AT after al_tier_use() said *HAS. */
+struct tier *al_tier_tier(al_tier *at);
+struct remote_conn *al_tier_conn(al_tier *at);
+
+/* Records the connection's message (or RC's text) as AT's. */
+void al_tier_fail(al_tier *at, int rc);
+
+/* The last failure's message ("" after a success, or NULL AT). */
+const char *al_tier_message(const al_tier *at);
+void al_tier_free(al_tier *at);
+
+/* Locks H and attaches its store (CREATE: made when missing): *ST the
+ * store, *TP the handle's tier slot. 0 (then unlock with
+ * al_store_unlock()), or the attach error (nothing locked). */
+int al_store_lock(al_store *h, int create, store **st, al_tier ***tp);
+void al_store_unlock(al_store *h);
+
 #pragma GCC visibility pop
 
 #endif

@@ -188,6 +188,9 @@ struct ofs_prefetch {
     char *buf;                 /* one piece of a value being pushed */
 };
 
+struct ofs_remote;
+struct ofs_rwin;
+struct remote_conn;
 /* What the handlers count for the metrics (metrics.c, metrics/prom.h):
  * relaxed atomics, added to with ofs_count() and only loaded by a scrape,
  * so counting costs a request one uncontended add and a scrape never
@@ -241,6 +244,12 @@ struct ofs {
     struct ofs_watch watch;
     struct ofs_wake wake;
     struct ofs_prefetch prefetch;
+    struct ofs_remote *remote;  /* the store's remote tier, NULL when none (remote.c) */
+    struct ofs_rwin *rwin;      /* read-ahead windows of remote results (remote_read.c) */
+    unsigned remote_ttl;        /* -o remote_ttl=SECONDS */
+    unsigned remote_stall;      /* -o remote_stall=SECONDS, 0: remote.h's default */
+    unsigned remote_retries;    /* -o remote_retries=N, 0: the default,
+                                   OFS_REMOTE_NO_RETRY: none */
     struct ofs_counters count;
     struct ofs_metrics metrics;
     uint64_t decode_ahead;      /* -o decode_ahead=SIZE; 0: no decoding ahead */
@@ -374,6 +383,89 @@ void ofs_wake_answer(struct ofs *fs, uint64_t generation);
  * (a zero-filled struct ofs). */
 void ofs_wake_close(struct ofs *fs);
 
+/* ---- remote.c --------------------------------------------------------- */
+
+/* Inodes of remote-only results start here (local ones are store versions,
+ * far below); see remote.c. */
+#define OFS_REMOTE_INO_BASE (UINT64_C(1) << 62)
+#define OFS_REMOTE_NO_RETRY 0xffffffffu /* = REMOTE_NO_RETRY (remote.h) */
+/* Seconds a remote answer (a name found or not) is reused, by default. */
+#define OFS_REMOTE_TTL_DEFAULT 2u
+
+static inline int ofs_remote_ino(fuse_ino_t ino)
+{
+    return (uint64_t)ino >= OFS_REMOTE_INO_BASE;
+}
+
+/* Before mounting: when the store at STORE_ABS names a remote, checks its
+ * configuration and access once and says on stderr what is wrong. Returns
+ * 1 (nothing may be mounted) when the configuration is unusable (no
+ * credentials, a bad URL or profile); 0 otherwise, also after a warning
+ * for a refused access, a missing bucket or a remote that does not answer
+ * (the mount serves local results and retries the remote per request). */
+int ofs_remote_probe(const char *store_abs);
+
+/* After fs->st is open: sets fs->remote when the store names a remote (NULL
+ * when it names none). Returns 0, or an errno value after logging why
+ * (the mount then runs without its remote). */
+int ofs_remote_open(struct ofs *fs);
+
+/* Releases fs->remote (NULL is fine); after the session loop ended. */
+void ofs_remote_close(struct ofs *fs);
+
+/* Looks KEY up on the remote (fs->remote set): 0 and *E (its inode in
+ * e->version, at or above OFS_REMOTE_INO_BASE) for a result there;
+ * ENOENT when the remote has none; ENODATA for a tombstone (removed on
+ * some host); EIO (logged) when the remote fails within its bound; ENOMEM.
+ * An answer younger than fs->remote_ttl seconds is reused. */
+int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e);
+
+/* The entry of remote inode INO into *E (may be NULL): 0, or ENODATA when
+ * this mount does not know INO. */
+int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e);
+
+/* What remote inode INO is: its key (STORE_NAME_MAX + 1 bytes), its
+ * object's ETag (ETAG_CAP bytes) and length. 0, or ENODATA when this mount
+ * does not know INO. */
+int ofs_remote_slot(struct ofs *fs, fuse_ino_t ino, char *key, char *etag, size_t etag_cap,
+                    uint64_t *length);
+
+/* This thread's remote connection (made on first use), or NULL without a
+ * remote or memory. */
+struct remote_conn *ofs_remote_conn(struct ofs *fs);
+
+/* ---- remote_read.c ---------------------------------------------------- */
+
+/* Read-ahead windows of remote results: OFS_RWIN_COUNT buffers of at most
+ * OFS_RWIN_MAX bytes each, shared by the mount. A read not covered by a
+ * window fetches one (a ranged GET for that object version), starting at
+ * OFS_RWIN_MIN bytes and doubling while reads go on where the last window
+ * ended, so a sequential read of a large result costs few requests. Reads
+ * that a window being fetched will cover wait for it instead of asking
+ * again. */
+#define OFS_RWIN_COUNT 4u
+#define OFS_RWIN_MIN (256u * 1024u)
+#define OFS_RWIN_MAX (8u * 1024u * 1024u)
+
+/* Makes / frees fs->rwin (main.c, around the session). ENOMEM or 0. */
+int ofs_rwin_init(struct ofs *fs);
+void ofs_rwin_free(struct ofs *fs);
+
+/* Answers a read of remote inode INO (exactly one reply): the bytes of
+ * that object version, from a window or a ranged GET; ENODATA when the
+ * version is gone from the remote, EIO (logged) when the remote fails. */
+void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
+
+/* Called by ofs_remote_list() per name; nonzero stops the listing (and is
+ * returned). */
+typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
+
+/* Calls FN for each result name of the namespace the remote holds that
+ * sorts after AFTER (NULL: all) and is not live in the local store, in
+ * byte order. The remote listing is reused for remote_ttl seconds; when
+ * the remote fails (logged), the last listing or none is used, and the
+ * remote is not asked again for 10 s. Returns 0 or FN's value. */
+int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx);
 /* ---- metrics.c -------------------------------------------------------- */
 
 /* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a name or an

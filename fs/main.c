@@ -46,6 +46,9 @@
 struct cli {
     char *ns;          /* -o namespace=NS (fuse_opt strdup's it) */
     char *prefetch;    /* -o prefetch=SIZE */
+    char *remote_ttl;  /* -o remote_ttl=SECONDS */
+    char *remote_stall;   /* -o remote_stall=SECONDS */
+    char *remote_retries; /* -o remote_retries=N */
     char *metrics;     /* -o metrics=HOST:PORT */
     char *decode_ahead; /* -o decode_ahead=SIZE */
     char *store;       /* first positional */
@@ -56,6 +59,8 @@ struct cli {
     int has_subtype;
     uint64_t prefetch_max; /* parsed from prefetch */
     uint64_t decode_ahead_max; /* parsed from decode_ahead */
+    unsigned remote_ttl_s; /* parsed from remote_ttl */
+    unsigned remote_stall_s, remote_retries_n; /* 0: the default */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
@@ -63,6 +68,9 @@ enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
 static const struct fuse_opt cli_opts[] = {
     {"namespace=%s", offsetof(struct cli, ns), 0},
     {"prefetch=%s", offsetof(struct cli, prefetch), 0},
+    {"remote_ttl=%s", offsetof(struct cli, remote_ttl), 0},
+    {"remote_stall=%s", offsetof(struct cli, remote_stall), 0},
+    {"remote_retries=%s", offsetof(struct cli, remote_retries), 0},
     {"metrics=%s", offsetof(struct cli, metrics), 0},
     {"decode_ahead=%s", offsetof(struct cli, decode_ahead), 0},
     {"stack", offsetof(struct cli, stack), 1},
@@ -144,6 +152,14 @@ static void help(const char *prog)
            "                           SIZE bytes (K, M, G: powers of 1024), into the\n"
            "                           page cache for its first read (default 64M;\n"
            "                           0: never)\n"
+           "    -o remote_ttl=SECONDS  with a remote tier (agentlink init --remote): how\n"
+           "                           long a remote answer (a name found or not) is\n"
+           "                           reused (default 2; 0: every open asks)\n"
+           "    -o remote_stall=SECONDS  a remote request that moves no byte this long\n"
+           "                           fails (default 2)\n"
+           "    -o remote_retries=N    retries of a failed remote request (default 2):\n"
+           "                           a read of a remote result on a dead remote fails\n"
+           "                           with EIO after (N + 1) x (1 s + stall) + backoff\n"
            "    -o metrics=HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics\n"
            "                           (off by default; name the address: 127.0.0.1:PORT\n"
            "                           for this host only, 0.0.0.0:PORT for every\n"
@@ -411,6 +427,11 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
                  store_strerror(rc));
         goto out_store;
     }
+    ofs_remote_open(fs); /* logs why when it cannot: local results are served anyway */
+    if (fs->remote && (rc = ofs_rwin_init(fs))) {
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read buffers: %s\n", strerror(rc));
+        goto out_store;
+    }
     fs->loop_thread = pthread_self();
     if ((rc = ofs_decode_start(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: starting the decoder: %s\n", strerror(rc));
@@ -455,12 +476,28 @@ out_prefetch:
 out_decode:
     ofs_decode_stop(fs); /* no read is in flight any more */
 out_store:
+    ofs_rwin_free(fs);
+    ofs_remote_close(fs);
     store_close_unless_damaged(fs);
 out_unmount:
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);
     return ret;
+}
+
+/* Parses TEXT (-o NAME=TEXT) as a whole number of at most MAX into *OUT;
+ * 1 after a message when it is not one. */
+static int parse_uint(const char *name, const char *text, unsigned long max, unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (!*text || *end || text[0] == '-' || v > max) {
+        fprintf(stderr, "offloadfs: %s '%s' is not a whole number from 0 to %lu\n", name, text, max);
+        return 1;
+    }
+    *out = (unsigned)v;
+    return 0;
 }
 
 /* Parses the command line into C and O; returns -1 to go on, else the exit
@@ -492,6 +529,17 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     if (c->decode_ahead
         && parse_size("decode_ahead", c->decode_ahead, &c->decode_ahead_max))
         return EXIT_USAGE;
+    c->remote_ttl_s = OFS_REMOTE_TTL_DEFAULT;
+    if ((c->remote_ttl && parse_uint("remote_ttl", c->remote_ttl, 86400, &c->remote_ttl_s)) ||
+        (c->remote_stall && parse_uint("remote_stall", c->remote_stall, 3600, &c->remote_stall_s)) ||
+        (c->remote_retries && parse_uint("remote_retries", c->remote_retries, 10, &c->remote_retries_n)))
+        return EXIT_USAGE;
+    if (c->remote_stall && c->remote_stall_s == 0) {
+        fprintf(stderr, "offloadfs: remote_stall must be at least 1 second\n");
+        return EXIT_USAGE;
+    }
+    if (c->remote_retries && c->remote_retries_n == 0)
+        c->remote_retries_n = OFS_REMOTE_NO_RETRY;
     if (ofs_namespace_resolve(&c->ns)) /* -o > environment > policy file (config.c) */
         return EXIT_USAGE;
     return check_namespace(c->ns) ? EXIT_USAGE : -1;
@@ -514,6 +562,9 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->decode_ahead = c->decode_ahead ? c->decode_ahead_max : OFS_DECODE_AHEAD_DEFAULT;
     fs->start_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     atomic_store(&fs->root_mtime_ns, fs->start_ns);
+    fs->remote_ttl = c->remote_ttl_s;
+    fs->remote_stall = c->remote_stall_s;
+    fs->remote_retries = c->remote_retries_n;
 }
 
 int main(int argc, char *argv[])
@@ -532,7 +583,8 @@ int main(int argc, char *argv[])
     if ((ret = parse(&args, &c, &o)) >= 0)
         goto out;
     ret = 1;
-    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs))
+    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs) ||
+        ofs_remote_probe(store_abs))
         goto out;
     ret = EXIT_USAGE;
     /* Before mounting: places where a mount would hang or hide (startup.c). */
@@ -561,6 +613,9 @@ out:
     free(o.mountpoint);
     free(c.ns);
     free(c.prefetch);
+    free(c.remote_ttl);
+    free(c.remote_stall);
+    free(c.remote_retries);
     free(c.metrics);
     free(c.decode_ahead);
     free(c.store);

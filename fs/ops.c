@@ -138,14 +138,22 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
         return 0;
     }
     rc = ofs_errno(rc);
+    if (fs->remote && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
+        if ((rc = ofs_remote_lookup(fs, name, &e)) == 0) {
+            entry_param(fs, &e, ep);
+            ep->entry_timeout = ep->attr_timeout = fs->remote_ttl;
+            return 0;
+        }
+    }
     if (rc == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
     if (rc == ENOENT) {
         ofs_count(&fs->count.missing_lookups, 1);
         /* A negative entry the kernel may cache: the watcher invalidates the
-         * name as soon as it is written. */
+         * name as soon as it is written here; another host's write it cannot
+         * see, so with a remote the TTL bounds it. */
         memset(ep, 0, sizeof *ep);
-        ep->entry_timeout = fs->timeout;
+        ep->entry_timeout = fs->remote ? fs->remote_ttl : fs->timeout;
         return 0;
     }
     OFS_DEBUG(fs, "offloadfs: lookup '%s': %s\n", name, strerror(rc));
@@ -170,7 +178,8 @@ static int do_getattr(struct ofs *fs, fuse_ino_t ino, struct stat *st)
         root_stat(fs, st);
         return 0;
     }
-    rc = store_version_stat(fs->st, fs->ns, ino, &e, NULL);
+    rc = ofs_remote_ino(ino) ? ofs_remote_entry(fs, ino, &e)
+                             : store_version_stat(fs->st, fs->ns, ino, &e, NULL);
     if (rc)
         return ofs_errno(rc);
     entry_stat(fs, &e, st);
@@ -204,6 +213,8 @@ static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
         return ENOSYS;
     fi->keep_cache = 1;
     fi->noflush = 1;
+    if (ofs_remote_ino(ino))
+        return ofs_remote_entry(fs, ino, NULL);
     err = ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
     if (err == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
@@ -253,6 +264,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, EINVAL);
         return;
     }
+    if (ofs_remote_ino(ino)) {
+        ofs_remote_read(fs, req, ino, size, off);
+        return;
+    }
     /* A compressed value's frames come decoded, often ahead (decode.c). */
     rc = ofs_decode_read(fs, ino, (uint64_t)off, size, read_send, &r, &served);
     if (!served)
@@ -280,6 +295,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 struct ofs_dir {
     off_t pos;                      /* position after the last key sent */
     char key[STORE_NAME_MAX + 1];   /* that key ("" before any) */
+    int remote;                     /* it came from the remote's names (remote.c),
+                                       which follow the local ones */
 };
 
 #define DIR_FIRST_KEY 2
@@ -338,13 +355,41 @@ static int rd_key(const char *key, size_t keylen, const store_entry *e, void *vc
         return rc;
     memcpy(c->dir->key, key, keylen + 1);
     c->dir->pos = c->pos;
+    c->dir->remote = 0;
+    return 0;
+}
+
+/* A name only the remote holds: a plain entry, and in readdirplus one
+ * without attributes (ino 0), so the kernel looks it up when asked. */
+static int rd_remote(const char *key, void *vctx)
+{
+    struct rd_ctx *c = vctx;
+    struct fuse_entry_param ep;
+    size_t need, room = c->size - c->used, keylen = strlen(key);
+    if (c->skip > 0) {
+        c->skip--;
+        c->pos++;
+        return 0;
+    }
+    memset(&ep, 0, sizeof ep);
+    ep.attr.st_mode = S_IFREG;
+    ep.attr.st_ino = (ino_t)(OFS_REMOTE_INO_BASE - 1); /* d_ino only */
+    need = c->plus ? fuse_add_direntry_plus(c->req, c->buf + c->used, room, key, &ep, c->pos + 1)
+                   : fuse_add_direntry(c->req, c->buf + c->used, room, key, &ep.attr, c->pos + 1);
+    if (need > room)
+        return RD_FULL;
+    c->used += need;
+    c->pos++;
+    memcpy(c->dir->key, key, keylen + 1);
+    c->dir->pos = c->pos;
+    c->dir->remote = 1;
     return 0;
 }
 
 static int do_readdir(struct rd_ctx *c, off_t off)
 {
     const char *after = NULL;
-    int rc = 0;
+    int rc = 0, in_remote = 0;
     c->pos = off;
     if (c->pos == 0)
         rc = rd_add(c, ".", NULL);
@@ -354,12 +399,19 @@ static int do_readdir(struct rd_ctx *c, off_t off)
         return 0;
     if (off > DIR_FIRST_KEY && off == c->dir->pos) {
         after = c->dir->key;          /* the common case: carry on */
+        in_remote = c->dir->remote;
     } else if (off > DIR_FIRST_KEY) {
         c->pos = DIR_FIRST_KEY;       /* a seek: count from the start */
         c->skip = off - DIR_FIRST_KEY;
         OFS_DEBUG(c->fs, "offloadfs: readdir: seek to %jd, rescanning\n", (intmax_t)off);
     }
-    rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
+    if (!in_remote) {
+        rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
+        if (rc == RD_FULL || rc || !c->fs->remote)
+            return rc == RD_FULL ? 0 : ofs_errno(rc);
+        after = NULL;
+    }
+    rc = ofs_remote_list(c->fs, after, rd_remote, c); /* then what only the remote has */
     return rc == RD_FULL ? 0 : ofs_errno(rc);
 }
 
@@ -529,6 +581,8 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
     if (ino == ROOT_INO)
         return ENODATA;
+    if (ofs_remote_ino(ino))
+        return ofs_remote_entry(fs, ino, e);
     return ofs_errno(store_version_stat(fs->st, fs->ns, ino, e, NULL));
 }
 

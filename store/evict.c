@@ -45,6 +45,8 @@ int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
     int rc;
     if ((rc = version_drop(t, e->version, &freed)) || (rc = db_del(t, DB_LIVE, name, len)))
         return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
+    if ((rc = pend_del(t, e->version)))
+        return rc;
     if (s->live_bytes < e->size || s->live_entries == 0 || s->stored < freed)
         return STORE_ECORRUPT;
     s->live_bytes -= e->size;
@@ -53,28 +55,50 @@ int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
     return 0;
 }
 
-/* Evicts the oldest entries until NEED more bytes fit the bound. */
+/* The oldest version not pending upload: its name into NAME (NAME_BUF
+ * bytes), *LEN. STORE_EPENDING when every live version is pending. */
+static int oldest_evictable(const tx *t, char *name, size_t *len)
+{
+    MDB_cursor *c;
+    MDB_val key, val;
+    int rc, pend = 1;
+    if ((rc = mdb_cursor_open(t->txn, db(t, DB_VER), &c)))
+        return map_err(rc);
+    rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
+    while (rc == 0) {
+        if (val.mv_size > NAME_BUF || key.mv_size != 8) {
+            rc = MDB_CORRUPTED;
+            break;
+        }
+        pend = pend_is(t, rec_get_be64(key.mv_data));
+        if (pend < 0) {
+            mdb_cursor_close(c);
+            return pend;
+        }
+        if (!pend) {
+            *len = val.mv_size;
+            memcpy(name, val.mv_data, val.mv_size);
+            break;
+        }
+        rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND)
+        return STORE_EPENDING;
+    return rc ? map_err(rc) : 0;
+}
+
+/* Evicts the oldest entries until NEED more bytes fit the bound, passing
+ * over versions pending upload. */
 int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count)
 {
     while (s->stored + need > s->max_total && s->live_entries > 0) {
-        MDB_cursor *c;
-        MDB_val key, val;
         char name[NAME_BUF];
-        size_t len;
+        size_t len = 0;
         store_entry e;
         int rc;
-        if ((rc = mdb_cursor_open(t->txn, db(t, DB_VER), &c)))
-            return map_err(rc);
-        rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
-        if (rc == 0 && (val.mv_size > NAME_BUF || key.mv_size != 8))
-            rc = MDB_CORRUPTED;
-        if (rc == 0) {
-            len = val.mv_size;
-            memcpy(name, val.mv_data, len);
-        }
-        mdb_cursor_close(c);
-        if (rc)
-            return rc == MDB_NOTFOUND ? STORE_ECORRUPT : map_err(rc);
+        if ((rc = oldest_evictable(t, name, &len)))
+            return rc;
         if ((rc = entry_load(t, name, len, &e)))
             return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
         if ((rc = entry_drop(t, s, name, len, &e))
@@ -87,4 +111,3 @@ int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count)
     }
     return 0;
 }
-

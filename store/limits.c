@@ -111,12 +111,16 @@ int store_stats_get(store *st, store_stats *out)
     int rc = tx_begin(st, 0, &t);
     if (rc)
         return rc;
+    uint64_t pending = 0;
     rc = state_load(&t, &s);
     cfg = rc ? 0 : result_cfg_load(&t, &s);
+    if (!rc)
+        rc = pend_count(&t, &pending);
     tx_abort(&t);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
+    out->pending = pending;
     out->max_result_configured = cfg;
     out->entries = s.live_entries;
     out->bytes = s.live_bytes;

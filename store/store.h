@@ -69,6 +69,7 @@ extern "C" {
 #define STORE_ELOGGONE  (STORE_ERR_BASE - 11) /* change log no longer reaches that generation */
 #define STORE_ERDONLY   (STORE_ERR_BASE - 12) /* write on a store opened STORE_RDONLY */
 #define STORE_ELMDB     (STORE_ERR_BASE - 13) /* any other LMDB failure */
+#define STORE_EPENDING  (STORE_ERR_BASE - 14) /* the bound is held by results pending upload */
 /* Name rule violations: each names the rule that was broken. */
 #define STORE_ENAME_EMPTY (STORE_ERR_BASE - 20) /* empty */
 #define STORE_ENAME_LONG  (STORE_ERR_BASE - 21) /* longer than 255 bytes */
@@ -214,10 +215,13 @@ const char *store_reason_name(int reason);
  * entries of the whole store until the new value fits max_total_bytes,
  * then writes the value as the newest entry (compressed, unless the store
  * is set to STORE_COMPRESS_NONE or the value does not shrink; the bound
- * counts the bytes stored). META may be NULL.
+ * counts the bytes stored). META may be NULL. On a store that names a
+ * remote the new version is marked pending upload in the same transaction
+ * (see "The remote tier"); pending versions are never evicted: when only
+ * they are left to evict, STORE_EPENDING.
  * *OUT (may be NULL) gets the new entry. NS NULL means "default".
  * Errors: STORE_ENAME_* (for NS or KEY), STORE_ETOOBIG, STORE_EFULL,
- * STORE_ERDONLY, EINVAL (tool name too long), EIO, ENOSPC.
+ * STORE_EPENDING, STORE_ERDONLY, EINVAL (tool name too long), EIO, ENOSPC.
  * On error nothing changes. */
 int store_put(store *st, const char *ns, const char *key, const void *data,
               size_t len, const store_meta *meta, store_entry *out);
@@ -322,6 +326,7 @@ typedef struct store_stats {
     uint64_t file_bytes;       /* size of data.mdb on disk */
     uint64_t stored_bytes;     /* bytes the live values occupy (compressed):
                                   what max_total_bytes bounds */
+    uint64_t pending;          /* live versions pending upload to the remote */
 } store_stats;
 
 /* Fills *OUT in one read transaction. puts, evictions and removals live in
@@ -330,6 +335,44 @@ typedef struct store_stats {
  * made by earlier versions included: puts is derived from the version
  * counter every put has always advanced by one). Errors: LMDB failures. */
 int store_stats_get(store *st, store_stats *out);
+
+/* ---- The remote tier ---------------------------------------------------
+ * The store records which remote it is tiered to (an "s3://BUCKET/PREFIX"
+ * URL, never a credential) so every writer and daemon of the store agrees,
+ * and which live versions still wait for their upload ("pending"). The
+ * store itself never talks to the network: the uploader (agentlink) and
+ * the daemon do, through remote/. While a remote is set, store_put()
+ * marks each new version pending in its own transaction, so a writer
+ * killed before its upload leaves it pending, never lost; the uploader
+ * clears the mark once the remote has it. A pending version is not
+ * evicted (a write that would need it gone fails with STORE_EPENDING) and
+ * its mark goes with it when it is replaced or removed. Earlier versions
+ * of offloadfs ignore both records. */
+#define STORE_REMOTE_MAX 1024u /* bytes in a remote URL */
+
+/* Copies the store's remote URL into BUF (CAP bytes, terminated); "" when
+ * none is set. Errors: ERANGE (CAP too small), LMDB failures. */
+int store_remote_get(store *st, char *buf, size_t cap);
+
+/* Sets the remote URL (NULL or "": removes it). The store checks only
+ * that it is at most STORE_REMOTE_MAX bytes without control characters;
+ * its meaning is remote/'s. Errors: EINVAL, STORE_ERDONLY, STORE_EFULL,
+ * EIO. */
+int store_remote_set(store *st, const char *url);
+
+/* Drops the pending mark of VERSION (its upload is done). A version not
+ * marked (or no longer live) is fine. Errors: STORE_ERDONLY, LMDB
+ * failures. */
+int store_pending_clear(store *st, uint64_t version);
+
+/* Called once per pending version, oldest first; NS and KEY valid during
+ * the call only. Return 0 to go on, nonzero to stop (store_pending_list()
+ * returns it). */
+typedef int (*store_pending_fn)(const char *ns, const char *key, uint64_t version, void *ctx);
+
+/* Lists the pending versions of every namespace in one read transaction;
+ * FN runs after it ended. Errors: ENOMEM, LMDB failures, FN's value. */
+int store_pending_list(store *st, store_pending_fn fn, void *ctx);
 
 /* ---- Learning what changed ------------------------------------------- */
 /* A cheap token that changes whenever any process commits a write: the id

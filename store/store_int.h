@@ -28,6 +28,7 @@
  *   zpool.c   decoders and buffers reused by reads of compressed values
  *   wake.c    waking the daemons after a write (wake.h), and the memory of
  *             those found late; notify.c calls it after each commit
+ *   tier.c    the remote URL and the pending marks of the remote tier
  * and, apart: record.c (record layouts), verify.c (the page check),
  * lockmark.c (watching lock.mdb), name.c (the name rules), crc.c.
  */
@@ -155,6 +156,23 @@ int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
 /* Evicts the oldest entries until NEED more bytes fit the bound; adds the
  * count to *COUNT (may be NULL). */
 int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count);
+
+/* ---- tier.c ----------------------------------------------------------- */
+
+/* Pending marks live in the meta database under "pend" + be64(version),
+ * their value the name (ns \0 key). */
+#define PEND_PREFIX "pend"
+#define PEND_KEY_LEN 12u
+void pend_key(unsigned char *k, uint64_t version);
+/* 1 when VERSION is marked pending, 0 when not, or an error (< 0). */
+int pend_is(const tx *t, uint64_t version);
+/* Marks VERSION of NAME pending / drops its mark (absent is fine). */
+int pend_set(const tx *t, uint64_t version, const char *name, size_t len);
+int pend_del(const tx *t, uint64_t version);
+/* Counts the marks. */
+int pend_count(const tx *t, uint64_t *n);
+/* 1 when the store names a remote, 0 when not, or an error (< 0). */
+int tier_remote_is_set(const tx *t);
 
 /* ---- zpool.c ---------------------------------------------------------- */
 

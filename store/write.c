@@ -114,13 +114,17 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     uint64_t old, stored = pk->stream ? pk->stored : len;
     rec_state s;
     tx t;
-    int rc;
+    int rc, pending;
     if ((rc = tx_begin(st, 1, &t)))
         return rc;
     if ((rc = state_load(&t, &s)))
         goto out;
     if (len > s.max_result) {
         rc = STORE_ETOOBIG;
+        goto out;
+    }
+    if ((pending = tier_remote_is_set(&t)) < 0) {
+        rc = pending;
         goto out;
     }
     if ((rc = put_clear_old(&t, &s, name, nlen, &old))
@@ -132,7 +136,8 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     if ((rc = value_write(&t, &s, e.version, pk, data, len))
         || (rc = db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
         || (rc = db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
-        || (rc = log_change(&t, &s, name, nlen, old, e.version)))
+        || (rc = log_change(&t, &s, name, nlen, old, e.version))
+        || (pending && (rc = pend_set(&t, e.version, name, nlen))))
         goto out;
     s.live_bytes += len;
     s.stored += stored;

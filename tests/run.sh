@@ -70,6 +70,32 @@ run_suite() { # run_suite KIND PATH CMD...
     count "$log" "$kind" "$suite" "$rc"
 }
 
+# The remote suites (tests/remote, tests/tier) run against one real S3 server for the
+# whole run: a one-node radosgw (scripts/s3-server.sh) in a scratch dir,
+# started only when one of them is selected, stopped and removed on exit.
+s3_wanted=
+for t in "$OFFLOADFS_BUILD"/tests/remote/test_* tests/remote/test_*.sh tests/remote/test_*.py \
+    "$OFFLOADFS_BUILD"/tests/tier/test_* tests/tier/test_*.sh; do
+    [ -e "$t" ] || continue
+    case ${t#"$PWD"/} in *"$filter"*) s3_wanted=1 ;; esac
+    [ "$filter" = unit ] && [ "${t%.sh}" = "$t" ] && s3_wanted=1
+done
+if [ -n "$s3_wanted" ]; then
+    s3dir=$(mktemp -d /tmp/offloadfs-s3.XXXXXX)
+    rmdir "$s3dir"
+    trap 'scripts/s3-server.sh destroy "$s3dir" >/dev/null 2>&1' EXIT
+    echo "=== scripts/s3-server.sh up (radosgw for tests/remote)"
+    start=$SECONDS
+    if s3env=$(scripts/s3-server.sh up "$s3dir" 2>"$logdir/s3-server.log"); then
+        eval "$s3env"
+        echo "--- radosgw at $AWS_ENDPOINT_URL: $((SECONDS - start)) s"
+        unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3
+    else
+        cat "$logdir/s3-server.log"
+        failed=$((failed + 1)) bad_suites+=("scripts/s3-server.sh up")
+    fi
+fi
+
 for t in "$OFFLOADFS_BUILD"/tests/*/test_*; do
     [ -x "$t" ] || continue
     run_suite cmocka "${t#"$PWD"/}" ${OFFLOADFS_WRAP:-} "$t"

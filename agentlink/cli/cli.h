@@ -8,7 +8,9 @@
  * stderr (report.c), and writes data (or --json output) to stdout.
  *
  * Exit codes (doc/contract.md): 0 ok, 1 failure, 2 bad usage or invalid
- * input, 3 no such key, 4 key evicted. */
+ * input, 3 no such key, 4 key evicted; 5 done on this host but not on the
+ * store's remote (a result pending upload, a tombstone not written:
+ * doc/remote.md). */
 #ifndef OFFLOADFS_AGENTLINK_CLI_CLI_H
 #define OFFLOADFS_AGENTLINK_CLI_CLI_H
 
@@ -21,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4, EX_REMOTE = 5 };
 
 /* Which command may take which option, as bits of (opt - OPT_TOOL) in
  * main.c. */
@@ -34,6 +36,10 @@ enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 #define O_MAXI (1u << 6)
 #define O_COMP (1u << 7)
 #define O_PROM (1u << 8)
+#define O_REMO (1u << 9)  /* init --remote URL */
+#define O_GCRM (1u << 10) /* gc --remote */
+#define O_AGE  (1u << 11) /* gc --max-age SECONDS */
+#define O_MAXB (1u << 12) /* gc --max-bytes N */
 
 /* The command line, parsed: NULL or 0 for what was not given. The strings
  * point into argv. */
@@ -41,6 +47,7 @@ enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4 };
 typedef struct opts {
     const char *store, *ns, *mount, *config, *tool, *file, *call_id;
     const char *max_total, *max_result, *max_input, *compression;
+    const char *remote, *max_age, *max_bytes;
     int json, keep, prometheus;
     unsigned given; /* O_* of command-specific options seen */
 } opts;
@@ -59,6 +66,8 @@ int cmd_stat(opts *o, int argc, char **argv);   /* cmd_read.c */
 int cmd_rm(opts *o, int argc, char **argv);     /* cmd_remove.c */
 int cmd_drop(opts *o, int argc, char **argv);   /* cmd_remove.c */
 int cmd_import(opts *o, int argc, char **argv); /* import.c */
+int cmd_sync(opts *o, int argc, char **argv);   /* cmd_sync.c */
+int cmd_gc(opts *o, int argc, char **argv);     /* cmd_gc.c */
 /* agentlink mcp-proxy (mcp_proxy.c) parses the whole command line ARGC,
  * ARGV itself: the server's arguments must never be read as agentlink's.
  * Returns the exit code (the server's, or 1, 2, 126, 127). */

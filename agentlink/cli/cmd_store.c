@@ -1,6 +1,7 @@
 /* cmd_store.c -- the commands about the whole store: init and stats. */
 #include "agentlink/cli/cli.h"
 #include "metrics/prom.h"
+#include "remote/remote.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -12,6 +13,17 @@
 static const char *compression_name(unsigned how)
 {
     return how == AL_COMPRESS_ZSTD ? "zstd" : "none";
+}
+
+/* "remote": the store's remote URL, or null; never a credential. */
+static void add_remote(cJSON *j, al_store *h)
+{
+    char url[1100] = "";
+    al_store_remote(h, url, sizeof url);
+    if (url[0])
+        cJSON_AddStringToObject(j, "remote", url);
+    else
+        cJSON_AddNullToObject(j, "remote");
 }
 
 int cmd_init(opts *o, int argc, char **argv)
@@ -53,12 +65,24 @@ int cmd_init(opts *o, int argc, char **argv)
         cli_msg("--compression '%s': must be zstd or none", cli_quote(o->compression));
         return EX_USAGE;
     }
+    if (o->remote && strcmp(o->remote, "none") != 0) {
+        char why[512];
+        if (remote_url_check(o->remote, why, sizeof why)) {
+            cli_msg("--remote: %s (expected s3://BUCKET or s3://BUCKET/PREFIX, or none)", why);
+            return EX_USAGE;
+        }
+    }
     if ((ex = cli_setup(o, &pol, &h)))
         return ex;
     rc = al_store_init(h, total, result, &nevicted);
     if (rc == 0 && o->compression)
         rc = al_store_set_compression(h, strcmp(o->compression, "zstd") ? AL_COMPRESS_NONE
                                                                          : AL_COMPRESS_ZSTD);
+    if (rc == 0 && o->remote && (rc = al_store_set_remote(h, o->remote)) == AL_EREMOTE) {
+        cli_msg("remote '%s' not recorded: %s", cli_quote(o->remote), al_store_remote_message(h));
+        ex = EX_FAIL;
+        goto cleanup;
+    }
     if (rc == AL_ELIMITS) {
         al_stats cur;
         if (al_store_stats(h, &cur) == 0 && result > cur.max_total_bytes)
@@ -82,6 +106,7 @@ int cmd_init(opts *o, int argc, char **argv)
             cJSON_AddNumberToObject(j, "max_result_bytes_configured", (double)cfg);
             cJSON_AddStringToObject(j, "compression", compression_name(s.compression));
             cJSON_AddNumberToObject(j, "evicted", (double)nevicted);
+            add_remote(j, h);
         }
         ex = cli_print_json(j);
     } else {
@@ -96,6 +121,11 @@ int cmd_init(opts *o, int argc, char **argv)
         if (nevicted)
             printf("evicted %" PRIu64 " result%s to fit the new bound\n", nevicted,
                    nevicted == 1 ? "" : "s");
+        if (o->remote) {
+            char url[1100] = "";
+            al_store_remote(h, url, sizeof url);
+            printf("remote %s\n", url[0] ? url : "none");
+        }
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
 cleanup:
@@ -194,6 +224,8 @@ int cmd_stats(opts *o, int argc, char **argv)
             cJSON_AddNumberToObject(j, "file_bytes", (double)s.file_bytes);
             cJSON_AddStringToObject(j, "store", al_store_dir(h));
             cJSON_AddItemToObject(j, "mount", mount_json(h));
+            add_remote(j, h);
+            cJSON_AddNumberToObject(j, "pending", (double)s.pending);
         }
         ex = cli_print_json(j);
     } else {
@@ -205,6 +237,10 @@ int cmd_stats(opts *o, int argc, char **argv)
             printf("max_result_bytes_configured: %" PRIu64 " (held to max_total_bytes while "
                    "the bound is lower)\n", cfg);
         printf("stored_bytes: %" PRIu64 "\n", s.stored_bytes);
+        char url[1100] = "";
+        al_store_remote(h, url, sizeof url);
+        if (url[0])
+            printf("remote: %s\npending: %" PRIu64 "\n", url, s.pending);
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
     al_store_close(h);

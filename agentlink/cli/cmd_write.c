@@ -43,7 +43,7 @@ int cmd_put(opts *o, int argc, char **argv)
         goto cleanup;
     }
     rc = al_store_put_cutter(h, key, c, o->tool, &e, &path);
-    if (rc) {
+    if (rc && rc != AL_EUPLOAD) {
         ex = cli_report(rc, h, key);
         goto cleanup;
     }
@@ -60,6 +60,8 @@ int cmd_put(opts *o, int argc, char **argv)
         if (ex == EX_OK)
             ex = cli_write_all("\n", 1);
     }
+    if (rc == AL_EUPLOAD && ex == EX_OK) /* written here; the remote does not have it */
+        ex = cli_report(rc, h, key);
 cleanup:
     al_free(path);
     al_cutter_free(c);
@@ -156,14 +158,16 @@ int cmd_offload(opts *o, int argc, char **argv)
             }
             rc = al_offload_cutter(h, pol, o->tool, o->call_id, strlen(o->call_id), c, &out,
                                    &outlen);
-            offloaded = rc == 0;
+            offloaded = rc == 0 || rc == AL_EUPLOAD;
         }
     }
-    if (rc) {
+    if (rc && rc != AL_EUPLOAD) {
         ex = cli_report(rc, h, key);
         goto cleanup;
     }
     ex = offload_print(o, h, key, offloaded, out, outlen);
+    if (rc == AL_EUPLOAD && ex == EX_OK)
+        ex = cli_report(rc, h, key);
 cleanup:
     al_free(key);
     al_free(out);

@@ -33,6 +33,13 @@ static const char usage_text[] =
     "  drop-referenced       remove every entry whose path appears in stdin\n"
     "  stats [--prometheus]  entries, bytes, limits, evictions; --prometheus: the\n"
     "                        store's metrics in Prometheus' text format\n"
+    "  init --remote s3://BUCKET[/PREFIX] | --remote none\n"
+    "                        record the store's remote tier (checked first), or\n"
+    "                        drop it (doc/remote.md; AWS_* variables, ~/.aws)\n"
+    "  sync                  upload the results pending for the remote\n"
+    "  gc --remote [--max-age SECONDS] [--max-bytes N]\n"
+    "                        remove the remote's results older than SECONDS or\n"
+    "                        the oldest beyond N bytes, leaving tombstones\n"
     "  import DIR [--tool NAME] [--keep]\n"
     "                        move a directory of spilled result files (one file\n"
     "                        per result, key = file name) into the store; --keep\n"
@@ -55,13 +62,14 @@ static const char usage_text[] =
     "\n"
     "Sizes are bytes, or take K, M, G (powers of 1024). put, offload and\n"
     "drop-referenced refuse an input over --max-input-bytes (default 1G).\n"
-    "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted.\n";
+    "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted,\n"
+    "5 done here but not on the store's remote (pending: agentlink sync).\n";
 
 /* ---- options --------------------------------------------------------- */
 enum {
     OPT_STORE = 256, OPT_NAMESPACE, OPT_MOUNT, OPT_CONFIG, OPT_JSON, OPT_TOOL,
     OPT_FILE, OPT_CALL_ID, OPT_MAX_TOTAL, OPT_MAX_RESULT, OPT_KEEP, OPT_MAX_INPUT,
-    OPT_COMPRESSION, OPT_PROMETHEUS,
+    OPT_COMPRESSION, OPT_PROMETHEUS, OPT_REMOTE, OPT_GC_REMOTE, OPT_MAX_AGE, OPT_MAX_BYTES,
 };
 
 /* A command: RUN gets the parsed options and its arguments; WHOLE, when
@@ -77,7 +85,7 @@ typedef struct cmd {
 
 /* The commands; O_* bits (cli.h) say which options each may take. */
 static const cmd commands[] = {
-    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR | O_COMP, "", NULL},
+    {"init", cmd_init, 0, 0, O_MAXT | O_MAXR | O_COMP | O_REMO, "", NULL},
     {"put", cmd_put, 1, 1, O_TOOL | O_FILE | O_MAXI, " KEY", NULL},
     {"offload", cmd_offload, 0, 0, O_TOOL | O_CALL | O_MAXI, "", NULL},
     {"key", cmd_key, 1, 1, 0, " RAW", NULL},
@@ -88,13 +96,16 @@ static const cmd commands[] = {
     {"drop-referenced", cmd_drop, 0, 0, O_MAXI, "", NULL},
     {"stats", cmd_stats, 0, 0, O_PROM, "", NULL},
     {"import", cmd_import, 1, 1, O_TOOL | O_KEEP, " DIR", NULL},
+    {"sync", cmd_sync, 0, 0, 0, "", NULL},
+    {"gc", cmd_gc, 0, 0, O_GCRM | O_AGE | O_MAXB, " --remote [--max-age SECONDS] [--max-bytes N]", NULL},
     {"mcp-proxy", NULL, 0, -1, 0, "", cmd_mcp_proxy},
 };
 
 static const char *const opt_names[] = {"--tool", "--file", "--call-id",
                                         "--max-total-bytes", "--max-result-bytes",
                                         "--keep", "--max-input-bytes", "--compression",
-                                        "--prometheus"};
+                                        "--prometheus", "--remote", "--remote", "--max-age",
+                                        "--max-bytes"};
 
 /* The command of the command line ARGC, ARGV, when it is one that parses
  * the whole line itself (mcp-proxy), else NULL: the first argument that is
@@ -120,6 +131,26 @@ static const cmd *whole_command(int argc, char **argv, const struct option *long
     return NULL;
 }
 
+/* "gc --remote" takes no value, "init --remote URL" does: for gc, the
+ * flag is read as the internal --remote-tier. */
+static void gc_flag(int argc, char **argv, const struct option *longopts)
+{
+    int i, is_gc = 0;
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-') {
+            is_gc = strcmp(a, "gc") == 0;
+            break;
+        }
+        for (const struct option *o = longopts; a[1] == '-' && o->name; o++)
+            if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
+                i++;
+    }
+    for (i = 1; is_gc && i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--remote") == 0)
+            argv[i] = (char *)"--remote-tier";
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -137,6 +168,10 @@ int main(int argc, char **argv)
         {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT},
         {"compression", required_argument, NULL, OPT_COMPRESSION},
         {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+        {"remote", required_argument, NULL, OPT_REMOTE},
+        {"remote-tier", no_argument, NULL, OPT_GC_REMOTE}, /* gc --remote, see gc_flag() */
+        {"max-age", required_argument, NULL, OPT_MAX_AGE},
+        {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -148,6 +183,7 @@ int main(int argc, char **argv)
     c = whole_command(argc, argv, longopts); /* its own options and the server's argv */
     if (c)
         return c->whole(argc, argv);
+    gc_flag(argc, argv, longopts);
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
         switch (ch) {
@@ -169,6 +205,10 @@ int main(int argc, char **argv)
         case OPT_MAX_INPUT: o.max_input = optarg; o.given |= O_MAXI; break;
         case OPT_COMPRESSION: o.compression = optarg; o.given |= O_COMP; break;
         case OPT_PROMETHEUS: o.prometheus = 1; o.given |= O_PROM; break;
+        case OPT_REMOTE: o.remote = optarg; o.given |= O_REMO; break;
+        case OPT_GC_REMOTE: o.given |= O_GCRM; break;
+        case OPT_MAX_AGE: o.max_age = optarg; o.given |= O_AGE; break;
+        case OPT_MAX_BYTES: o.max_bytes = optarg; o.given |= O_MAXB; break;
         case 'h':
             fputs(usage_text, stdout);
             return fflush(stdout) == 0 ? EX_OK : EX_FAIL;

@@ -83,6 +83,14 @@ int cli_report(int rc, const al_store *h, const char *key)
     case AL_ELIMITS:
         cli_msg("limits refused: %s", al_strerror(rc));
         return EX_USAGE;
+    case AL_EUPLOAD: /* the write happened: the caller printed its output */
+        cli_msg("'%s' is stored here but not yet on the remote (%s); it is pending: "
+            "agentlink sync sends it", cli_quote(key ? key : ""), al_store_remote_message(h));
+        return EX_REMOTE;
+    case AL_EREMOTE:
+        cli_msg("%s%s%sthe remote: %s", key ? "'" : "", key ? cli_quote(key) : "",
+            key ? "' is done here, not on " : "", al_store_remote_message(h));
+        return EX_REMOTE;
     default:
         break;
     }

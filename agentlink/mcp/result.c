@@ -36,6 +36,18 @@ static int new_key(job *j, const char *tool, char **raw, char **key, char **path
     return 0;
 }
 
+/* A write that went to the store but not to its remote (AL_EUPLOAD) still
+ * serves the pointer here: a note says it is pending, and RC becomes 0. */
+static int pending_ok(job *j, int rc, const char *tool)
+{
+    if (rc != AL_EUPLOAD)
+        return rc;
+    mcp_job_note(j, "store '%s': the result of '%s' is stored here but not yet on its remote "
+                 "(%s); it is pending: agentlink sync sends it", al_store_dir(j->rw->h), tool,
+                 al_store_remote_message(j->rw->h));
+    return 0;
+}
+
 /* Stores LEN bytes at DATA, the text of TOOL's answer, and sets *PTR to the
  * pointer text (yours): the library's, EXTRA (may be NULL), and how to call
  * the read tool. Returns 0, or an error (a note says why). */
@@ -57,7 +69,7 @@ static int store_text(job *j, const char *tool, const char *data, size_t len,
         return rc;
     rc = al_offload(rw->h, rw->always, al_tool_check(tool) ? NULL : tool, raw, strlen(raw),
                     data, len, &out, &outlen, NULL);
-    if (rc) {
+    if ((rc = pending_ok(j, rc, tool))) {
         mcp_job_note(j, "store '%s': %s; the result of '%s' (%zu bytes) passed unchanged",
                      al_store_dir(rw->h), al_strerror(rc), tool, len);
         goto cleanup;
@@ -105,7 +117,7 @@ static void store_structured(job *j, const char *tool, size_t vs, size_t ve,
         return;
     rc = al_store_put(rw->h, key, j->s + vs, ve - vs, al_tool_check(tool) ? NULL : tool, NULL,
                       NULL);
-    if (rc) {
+    if ((rc = pending_ok(j, rc, tool))) {
         mcp_job_note(j, "store '%s': %s; the structuredContent of '%s' (%zu bytes) passed "
                      "unchanged", al_store_dir(rw->h), al_strerror(rc), tool, ve - vs);
     } else {

@@ -1,0 +1,194 @@
+/* remote_read.c -- reading remote results through read-ahead windows.
+ *
+ * The kernel reads a file in pieces of at most 128 KiB (with readahead,
+ * several at once). One ranged GET per piece pays a request's latency
+ * 512 times for a 64 MiB result; a window that starts at OFS_RWIN_MIN
+ * bytes and doubles while the reads go on where it ended (up to
+ * OFS_RWIN_MAX) pays it about ten times. Pieces that a window being
+ * fetched will hold wait for it rather than ask again. A window holds one
+ * object version (the inode's ETag, fetched with If-Match), so its bytes
+ * can be served to any handle of that inode. Memory: at most
+ * OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, allocated on first use.
+ */
+#include "fs/fs.h"
+#include "remote/remote.h"
+#include "tier/tier.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { W_EMPTY, W_FETCHING, W_READY };
+
+struct rwin {
+    int state;
+    fuse_ino_t ino;
+    uint64_t off, len;  /* the range held, or being fetched */
+    char *data;         /* OFS_RWIN_MAX bytes once used */
+    uint64_t used_at;   /* tick of the last use: the least recent is reused */
+};
+
+struct ofs_rwin {
+    pthread_mutex_t lock;
+    pthread_cond_t done; /* a fetch ended */
+    struct rwin w[OFS_RWIN_COUNT];
+    uint64_t tick;
+};
+
+int ofs_rwin_init(struct ofs *fs)
+{
+    struct ofs_rwin *rw = calloc(1, sizeof *rw);
+    if (!rw)
+        return ENOMEM;
+    pthread_mutex_init(&rw->lock, NULL);
+    pthread_cond_init(&rw->done, NULL);
+    fs->rwin = rw;
+    return 0;
+}
+
+void ofs_rwin_free(struct ofs *fs)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    if (!rw)
+        return;
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++)
+        free(rw->w[i].data);
+    pthread_cond_destroy(&rw->done);
+    pthread_mutex_destroy(&rw->lock);
+    free(rw);
+    fs->rwin = NULL;
+}
+
+/* The window of INO holding [OFF, OFF + SIZE) in state STATE, or NULL. */
+static struct rwin *covering(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t off, size_t size, int state)
+{
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++) {
+        struct rwin *w = &rw->w[i];
+        if (w->state == state && w->ino == ino && off >= w->off && off + size <= w->off + w->len)
+            return w;
+    }
+    return NULL;
+}
+
+/* How much to fetch at OFF: double the window of INO that ends at OFF (a
+ * sequential read), else start small; at least SIZE, at most what is left. */
+static uint64_t window_size(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t off, size_t size, uint64_t left)
+{
+    uint64_t n = OFS_RWIN_MIN;
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++) {
+        struct rwin *w = &rw->w[i];
+        if (w->state != W_EMPTY && w->ino == ino && w->off + w->len == off && 2 * w->len > n)
+            n = 2 * w->len;
+    }
+    if (n > OFS_RWIN_MAX)
+        n = OFS_RWIN_MAX;
+    if (n < size)
+        n = size;
+    return n < left ? n : left;
+}
+
+/* An empty window, else the least recently used ready one; NULL when all
+ * are being fetched. */
+static struct rwin *victim(struct ofs_rwin *rw)
+{
+    struct rwin *best = NULL;
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++) {
+        struct rwin *w = &rw->w[i];
+        if (w->state == W_EMPTY)
+            return w;
+        if (w->state == W_READY && (!best || w->used_at < best->used_at))
+            best = w;
+    }
+    return best;
+}
+
+struct fill {
+    char *p;
+    size_t len, cap;
+};
+
+static int fill_sink(void *arg, const void *data, size_t n)
+{
+    struct fill *f = arg;
+    if (n > f->cap - f->len)
+        return -1;
+    memcpy(f->p + f->len, data, n);
+    f->len += n;
+    return 0;
+}
+
+/* GETs [OFF, OFF + LEN) of KEY's version ETAG into BUF. 0 when all came,
+ * else the errno a reply carries (logged when it is the remote's fault). */
+static int fetch(struct ofs *fs, const char *key, const char *etag, uint64_t off, size_t len, char *buf)
+{
+    struct remote_conn *c = ofs_remote_conn(fs);
+    char name[TIER_NAME_MAX];
+    struct fill f = {buf, 0, len};
+    if (!c)
+        return ENOMEM;
+    tier_name(name, sizeof name, fs->ns, key, 0);
+    int rc = remote_get_if(c, name, etag[0] ? etag : NULL, off, len, fill_sink, &f, NULL);
+    if (rc == 0 && f.len == len)
+        return 0;
+    if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND || rc == 0)
+        return ENODATA; /* this version is gone from the remote (or shorter than it was) */
+    fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", key, remote_conn_message(c));
+    return rc == ENOMEM ? ENOMEM : EIO;
+}
+
+/* All windows busy: one GET just for this read. */
+static void read_direct(struct ofs *fs, fuse_req_t req, const char *key, const char *etag, uint64_t off,
+                        size_t size)
+{
+    char *buf = malloc(size);
+    int err = buf ? fetch(fs, key, etag, off, size, buf) : ENOMEM;
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_buf(req, buf, size);
+    free(buf);
+}
+
+void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    char key[STORE_NAME_MAX + 1], etag[128];
+    uint64_t length, o = (uint64_t)off;
+    struct rwin *w;
+    if (ofs_remote_slot(fs, ino, key, etag, sizeof etag, &length)) {
+        fuse_reply_err(req, ENODATA);
+        return;
+    }
+    if (o >= length || size == 0) {
+        fuse_reply_buf(req, NULL, 0);
+        return;
+    }
+    if ((uint64_t)size > length - o)
+        size = (size_t)(length - o);
+    pthread_mutex_lock(&rw->lock);
+    while (!covering(rw, ino, o, size, W_READY) && covering(rw, ino, o, size, W_FETCHING))
+        pthread_cond_wait(&rw->done, &rw->lock);
+    if ((w = covering(rw, ino, o, size, W_READY))) {
+        w->used_at = ++rw->tick;
+        fuse_reply_buf(req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
+        pthread_mutex_unlock(&rw->lock);
+        return;
+    }
+    uint64_t n = window_size(rw, ino, o, size, length - o);
+    if (!(w = victim(rw)) || (!w->data && !(w->data = malloc(OFS_RWIN_MAX)))) {
+        pthread_mutex_unlock(&rw->lock);
+        read_direct(fs, req, key, etag, o, size);
+        return;
+    }
+    *w = (struct rwin){W_FETCHING, ino, o, n, w->data, ++rw->tick};
+    pthread_mutex_unlock(&rw->lock);
+    int err = fetch(fs, key, etag, o, (size_t)n, w->data); /* a fetching window is never reused */
+    pthread_mutex_lock(&rw->lock);
+    w->state = err ? W_EMPTY : W_READY;
+    pthread_cond_broadcast(&rw->done);
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_buf(req, w->data, size);
+    pthread_mutex_unlock(&rw->lock);
+}

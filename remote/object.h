@@ -1,0 +1,17 @@
+/* object.h -- what object.c and multipart.c share inside remote/. */
+#ifndef OFFLOADFS_REMOTE_OBJECT_H
+#define OFFLOADFS_REMOTE_OBJECT_H
+
+#include "remote/remote_int.h"
+
+/* Appends META's x-amz-meta-* headers (tool and call id percent-encoded)
+ * to *H. META may be NULL (nothing added). Returns 0 or ENOMEM. */
+int meta_headers(struct curl_slist **h, const remote_meta *meta);
+
+/* remote_put() as a multipart upload: initiate (with META), parts of
+ * part_bytes each retried on its own, complete; any failure aborts the
+ * upload so no part is left behind. Same errors as remote_put(). */
+int multipart_put(remote_conn *c, const char *name, uint64_t size, remote_source_fn src, void *arg,
+                  const remote_meta *meta);
+
+#endif

@@ -1,0 +1,145 @@
+/* text.c -- the little text handling S3 answers need: elements of the
+ * (flat, known) XML of listings and errors, entity and percent decoding,
+ * ISO 8601 times. Not a general XML parser: S3 answers have no attributes
+ * on the elements read here, no CDATA and no nesting of a tag in itself. */
+#include "remote/remote_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e)
+{
+    char open[64], close[64];
+    int no = snprintf(open, sizeof open, "<%s>", tag);
+    int nc = snprintf(close, sizeof close, "</%s>", tag);
+    if (no <= 0 || nc <= 0 || (size_t)no >= sizeof open || (size_t)nc >= sizeof close)
+        return 0;
+    const char *a = memmem(*p, (size_t)(end - *p), open, (size_t)no);
+    if (!a)
+        return 0;
+    a += no;
+    const char *b = memmem(a, (size_t)(end - a), close, (size_t)nc);
+    if (!b)
+        return 0;
+    *s = a;
+    *e = b;
+    *p = b + nc;
+    return 1;
+}
+
+/* Appends the UTF-8 form of code point CP to OUT; returns bytes written. */
+static size_t utf8_put(char *out, unsigned long cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* Decodes the entity at S (after '&') ending before ';' at SEMI into OUT;
+ * bytes written, 0 when unknown. */
+static size_t entity(const char *s, const char *semi, char *out)
+{
+    static const struct { const char *name; char ch; } named[] = {
+        {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+    size_t n = (size_t)(semi - s);
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strlen(named[i].name) == n && memcmp(s, named[i].name, n) == 0) {
+            out[0] = named[i].ch;
+            return 1;
+        }
+    if (n >= 2 && s[0] == '#') {
+        char *end;
+        unsigned long cp = s[1] == 'x' ? strtoul(s + 2, &end, 16) : strtoul(s + 1, &end, 10);
+        if (end == semi && cp > 0 && cp <= 0x10ffff)
+            return utf8_put(out, cp);
+    }
+    return 0;
+}
+
+char *xml_take(const char **p, const char *end, const char *tag, int *oom)
+{
+    const char *s, *e;
+    if (!xml_next(p, end, tag, &s, &e))
+        return NULL;
+    char *out = malloc((size_t)(e - s) + 1), *o = out;
+    if (!out) {
+        *oom = 1;
+        return NULL;
+    }
+    while (s < e) {
+        const char *semi = *s == '&' ? memchr(s, ';', (size_t)(e - s)) : NULL;
+        size_t k = semi && semi - s <= 12 ? entity(s + 1, semi, o) : 0;
+        if (k) {
+            o += k;
+            s = semi + 1;
+        } else {
+            *o++ = *s++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+char *enc_decode(const char *s, size_t n)
+{
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        int hi, lo;
+        if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 && (lo = hexval(s[i + 2])) >= 0 && (hi || lo)) {
+            *o++ = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+int64_t iso8601_parse(const char *s)
+{
+    struct tm tm = {0};
+    int y, mo, d, h, mi, sec;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
+        return 0;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    return t < 0 ? 0 : (int64_t)t;
+}

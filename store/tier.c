@@ -1,0 +1,200 @@
+/* tier.c -- what the store keeps for the remote tier: the remote's URL
+ * (the "remote" meta record) and the marks of versions pending upload
+ * ("pend" + be64 version -> name). Keyed by version, so the marks list
+ * oldest first and a replaced version's mark cannot stand for the new
+ * one. No network here: the store only remembers. */
+#include "store/store_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REMOTE_REC "remote"
+
+void pend_key(unsigned char *k, uint64_t version)
+{
+    memcpy(k, PEND_PREFIX, 4);
+    rec_be64(k + 4, version);
+}
+
+int pend_is(const tx *t, uint64_t version)
+{
+    unsigned char k[PEND_KEY_LEN];
+    MDB_val v;
+    pend_key(k, version);
+    int rc = db_get(t, DB_META, k, sizeof k, &v);
+    if (rc == STORE_ENOTFOUND)
+        return 0;
+    return rc ? rc : 1;
+}
+
+int pend_set(const tx *t, uint64_t version, const char *name, size_t len)
+{
+    unsigned char k[PEND_KEY_LEN];
+    pend_key(k, version);
+    return db_put(t, DB_META, k, sizeof k, name, len, 0);
+}
+
+int pend_del(const tx *t, uint64_t version)
+{
+    unsigned char k[PEND_KEY_LEN];
+    pend_key(k, version);
+    int rc = db_del(t, DB_META, k, sizeof k);
+    return rc == STORE_ENOTFOUND ? 0 : rc;
+}
+
+/* Walks the marks: FN(ARG, version, name, len) for each, in order. */
+static int pend_walk(const tx *t, int (*fn)(void *, uint64_t, const char *, size_t), void *arg)
+{
+    MDB_cursor *c;
+    unsigned char k0[PEND_KEY_LEN];
+    MDB_val key = {sizeof k0, k0}, val;
+    int rc;
+    pend_key(k0, 0);
+    if ((rc = mdb_cursor_open(t->txn, db(t, DB_META), &c)))
+        return map_err(rc);
+    rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+    while (rc == 0 && key.mv_size == PEND_KEY_LEN && memcmp(key.mv_data, PEND_PREFIX, 4) == 0) {
+        if (val.mv_size > NAME_BUF) {
+            rc = MDB_CORRUPTED;
+            break;
+        }
+        rc = fn(arg, rec_get_be64((const char *)key.mv_data + 4), val.mv_data, val.mv_size);
+        if (rc)
+            break;
+        rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND)
+        rc = 0;
+    return rc > 0 && rc != ENOMEM ? map_err(rc) : rc;
+}
+
+static int count_one(void *arg, uint64_t version, const char *name, size_t len)
+{
+    (void)version;
+    (void)name;
+    (void)len;
+    ++*(uint64_t *)arg;
+    return 0;
+}
+
+int pend_count(const tx *t, uint64_t *n)
+{
+    *n = 0;
+    return pend_walk(t, count_one, n);
+}
+
+int tier_remote_is_set(const tx *t)
+{
+    MDB_val v;
+    int rc = db_get(t, DB_META, REMOTE_REC, sizeof REMOTE_REC - 1, &v);
+    if (rc == STORE_ENOTFOUND)
+        return 0;
+    return rc ? rc : 1;
+}
+
+int store_remote_get(store *st, char *buf, size_t cap)
+{
+    tx t;
+    MDB_val v;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = db_get(&t, DB_META, REMOTE_REC, sizeof REMOTE_REC - 1, &v);
+    if (rc == STORE_ENOTFOUND) {
+        rc = 0;
+        v.mv_size = 0;
+    }
+    if (!rc && v.mv_size + 1 > cap)
+        rc = ERANGE;
+    if (!rc) {
+        if (v.mv_size)
+            memcpy(buf, v.mv_data, v.mv_size);
+        buf[v.mv_size] = '\0';
+    }
+    tx_abort(&t);
+    return rc;
+}
+
+int store_remote_set(store *st, const char *url)
+{
+    size_t n = url ? strlen(url) : 0;
+    tx t;
+    int rc;
+    if (n > STORE_REMOTE_MAX)
+        return EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)url[i] < 0x20 || url[i] == 0x7f)
+            return EINVAL;
+    if ((rc = tx_begin(st, 1, &t)))
+        return rc;
+    if (n)
+        rc = db_put(&t, DB_META, REMOTE_REC, sizeof REMOTE_REC - 1, url, n, 0);
+    else if ((rc = db_del(&t, DB_META, REMOTE_REC, sizeof REMOTE_REC - 1)) == STORE_ENOTFOUND)
+        rc = 0;
+    return tx_end(&t, rc);
+}
+
+int store_pending_clear(store *st, uint64_t version)
+{
+    tx t;
+    int rc = tx_begin(st, 1, &t);
+    if (rc)
+        return rc;
+    return tx_end(&t, pend_del(&t, version));
+}
+
+typedef struct pend_item {
+    uint64_t version;
+    size_t len;
+    char name[NAME_BUF];
+} pend_item;
+
+typedef struct pend_vec {
+    pend_item *v;
+    size_t n, cap;
+} pend_vec;
+
+static int collect(void *arg, uint64_t version, const char *name, size_t len)
+{
+    pend_vec *pv = arg;
+    if (pv->n == pv->cap) {
+        size_t cap = pv->cap ? 2 * pv->cap : 16;
+        pend_item *v = realloc(pv->v, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        pv->v = v;
+        pv->cap = cap;
+    }
+    pend_item *it = &pv->v[pv->n++];
+    it->version = version;
+    it->len = len;
+    memcpy(it->name, name, len);
+    return 0;
+}
+
+int store_pending_list(store *st, store_pending_fn fn, void *ctx)
+{
+    pend_vec pv = {0};
+    tx t;
+    int rc = tx_begin(st, 0, &t);
+    if (rc)
+        return rc;
+    rc = pend_walk(&t, collect, &pv);
+    tx_abort(&t);
+    for (size_t i = 0; !rc && i < pv.n; i++) {
+        /* the name is ns \0 key: terminate the key */
+        char name[NAME_BUF + 1];
+        memcpy(name, pv.v[i].name, pv.v[i].len);
+        name[pv.v[i].len] = '\0';
+        size_t nslen = strnlen(name, pv.v[i].len);
+        if (nslen >= pv.v[i].len) {
+            rc = STORE_ECORRUPT;
+            break;
+        }
+        rc = fn(name, name + nslen + 1, pv.v[i].version, ctx);
+    }
+    free(pv.v);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/* tier.c -- opening the tier, names, lookups, listings, tombstones. The
+ * write side (upload, put, sync) is upload.c. */
+#include "tier/tier_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *tier_strerror(int err)
+{
+    switch (err) {
+    case TIER_EPENDING: return "stored locally, but the upload to the remote failed: pending (agentlink sync)";
+    case TIER_ETOMB: return "removed (a tombstone on the remote)";
+    case TIER_ENONE: return "the store names no remote";
+    default: break;
+    }
+    if (err <= REMOTE_ERR_BASE && err > REMOTE_ERR_BASE - 100)
+        return remote_strerror(err);
+    return store_strerror(err);
+}
+
+int tier_open(tier **out, store *st, const remote_options *opt, char *msg, size_t msglen)
+{
+    char url[STORE_REMOTE_MAX + 1];
+    *out = NULL;
+    if (msg && msglen)
+        msg[0] = '\0';
+    int rc = store_remote_get(st, url, sizeof url);
+    if (rc)
+        return rc;
+    if (!url[0])
+        return TIER_ENONE;
+    tier *t = calloc(1, sizeof *t);
+    if (!t)
+        return ENOMEM;
+    t->st = st;
+    if ((rc = remote_open(&t->r, url, opt, msg, msglen))) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void tier_close(tier *t)
+{
+    if (!t)
+        return;
+    remote_close(t->r);
+    free(t);
+}
+
+remote *tier_remote(tier *t) { return t->r; }
+
+void tier_name(char *buf, size_t cap, const char *ns, const char *key, int tomb)
+{
+    snprintf(buf, cap, "%s%s/%s", tomb ? ".tomb/" : "", ns ? ns : STORE_DEFAULT_NAMESPACE, key);
+}
+
+int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key)
+{
+    char name[TIER_NAME_MAX];
+    remote_meta m = {NULL, NULL, 0, (int64_t)time(NULL)};
+    (void)t;
+    tier_name(name, sizeof name, ns, key, 1);
+    int rc = remote_put_buf(c, name, "", 0, &m);
+    if (rc)
+        return rc;
+    tier_name(name, sizeof name, ns, key, 0);
+    return remote_delete(c, name);
+}
+
+int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote_info *info)
+{
+    char name[TIER_NAME_MAX];
+    remote_info tomb;
+    (void)t;
+    tier_name(name, sizeof name, ns, key, 0);
+    int rc = remote_head(c, name, info);
+    if (rc != REMOTE_ENOTFOUND)
+        return rc;
+    tier_name(name, sizeof name, ns, key, 1);
+    rc = remote_head(c, name, &tomb);
+    remote_info_clear(&tomb);
+    return rc == 0 ? TIER_ETOMB : rc;
+}
+
+int tier_list(tier *t, remote_conn *c, const char *ns, remote_list_fn fn, void *arg)
+{
+    char prefix[STORE_NAME_MAX + 2];
+    (void)t;
+    snprintf(prefix, sizeof prefix, "%s/", ns ? ns : STORE_DEFAULT_NAMESPACE);
+    list_ctx lc = {fn, arg, strlen(prefix)};
+    return remote_list(c, prefix, tier_list_strip, &lc);
+}
+
+int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime)
+{
+    list_ctx *lc = arg;
+    const char *key = name + lc->skip;
+    if (strchr(key, '/')) /* not a result: a deeper object someone else put */
+        return 0;
+    return lc->fn(lc->arg, key, size, mtime);
+}

@@ -1,0 +1,127 @@
+/* tier.h -- the remote tier of a store: results uploaded to the store's
+ * remote (remote/) and found there again, with tombstones for removals.
+ * The glue between store/ (which knows no network) and remote/ (which
+ * knows no store); the library (agentlink) writes through it and the
+ * daemon reads through it.
+ *
+ * Object layout under the remote's prefix (doc/remote.md):
+ *   NS/KEY          exactly the stored bytes of result KEY of namespace NS,
+ *                   metadata x-amz-meta-{tool,call-id,size,created}
+ *   .tomb/NS/KEY    a tombstone: KEY was removed (rm, drop-referenced, gc);
+ *                   empty, x-amz-meta-created the removal time
+ * Keys and namespaces never start with '.', so no result can be named
+ * like a tombstone.
+ *
+ * Caveats
+ * =======
+ * - Writes: tier_put() commits locally first (the store marks the version
+ *   pending in that transaction), then uploads, then clears the mark. A
+ *   writer killed at any point leaves the result either uploaded or
+ *   pending; tier_sync() uploads what is pending.
+ * - A name that is an object and a tombstone (written again after a
+ *   removal) is live: readers ask for the object first.
+ * - Threads: a tier handle may be shared; each thread passes its own
+ *   remote_conn (remote.h).
+ *
+ * Errors
+ * ======
+ * 0, errno values, STORE_E* codes (store.h), REMOTE_E* codes (remote.h),
+ * or the TIER_E* codes below; tier_strerror() describes them all.
+ */
+#ifndef OFFLOADFS_TIER_H
+#define OFFLOADFS_TIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remote/remote.h"
+#include "store/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIER_ERR_BASE (-34000)
+#define TIER_EPENDING (TIER_ERR_BASE - 1) /* stored locally, the upload failed: pending */
+#define TIER_ETOMB    (TIER_ERR_BASE - 2) /* removed (a tombstone on the remote) */
+#define TIER_ENONE    (TIER_ERR_BASE - 3) /* the store names no remote */
+
+/* A static description of any code tier functions return. Never NULL. */
+const char *tier_strerror(int err);
+
+typedef struct tier tier;
+
+/* Opens the tier of ST (which must outlive it): reads the store's remote
+ * URL and the AWS configuration (remote_open()). OPT may be NULL.
+ * On success *OUT is yours (tier_close()). A description of a failure
+ * goes to MSG (MSGLEN bytes) when not NULL.
+ * Errors: TIER_ENONE (the store names no remote), REMOTE_ECONFIG, ENOMEM,
+ * store errors reading the URL. */
+int tier_open(tier **out, store *st, const remote_options *opt, char *msg, size_t msglen);
+
+/* Releases T (NULL is fine). */
+void tier_close(tier *t);
+
+/* The remote of T, for remote_conn_new() and remote_check(). */
+remote *tier_remote(tier *t);
+
+/* Writes the object name of (NS, KEY) -- "NS/KEY", or ".tomb/NS/KEY" with
+ * TOMB -- into BUF (at least 2 * STORE_NAME_MAX + 8 bytes). */
+void tier_name(char *buf, size_t cap, const char *ns, const char *key, int tomb);
+#define TIER_NAME_MAX (2 * STORE_NAME_MAX + 8)
+
+/* Uploads live version VERSION of (NS, KEY) from the store as its object
+ * (CALL_ID may be NULL), then clears its pending mark. A version replaced
+ * during the upload is not an error: the newer one is uploaded if its own
+ * writer has already finished, so the object ends as the newest bytes.
+ * Errors: REMOTE_E* (remote_conn_message() says more), STORE_EGONE (the
+ * version is no longer live and nothing was uploaded), store errors. */
+int tier_upload(tier *t, remote_conn *c, const char *ns, const char *key, uint64_t version,
+                const char *call_id);
+
+/* store_put() then tier_upload(). Returns 0 when the remote has the result
+ * (then results left pending by earlier writes are uploaded too, as
+ * tier_sync() does; those that fail stay pending); TIER_EPENDING when it
+ * was stored locally (and *OUT filled) but the upload failed
+ * (remote_conn_message() says why; the result is pending); store errors
+ * when nothing was written. */
+int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const void *data,
+             size_t len, const store_meta *meta, const char *call_id, store_entry *out);
+
+/* Called by tier_sync() per pending result: RC 0 (uploaded) or its error,
+ * MSG the connection's message. */
+typedef void (*tier_report_fn)(void *ctx, const char *ns, const char *key, int rc, const char *msg);
+
+/* Uploads every pending result, oldest first; FN (may be NULL) hears of
+ * each. *UPLOADED and *LEFT (may be NULL) get the counts. Returns 0 when
+ * nothing is left pending, TIER_EPENDING otherwise, or a store error. */
+int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *uploaded,
+              unsigned *left);
+
+/* Removes (NS, KEY) from the remote: writes its tombstone, then deletes
+ * the object (so no host ever finds neither). Errors: REMOTE_E*. */
+int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key);
+
+/* Garbage collection for operators (agentlink gc --remote): removes, with
+ * tombstones as tier_remove() does, the results of every namespace under
+ * the prefix that are older than MAX_AGE_S seconds (0: no age bound), then
+ * the oldest ones until at most MAX_BYTES remain (0: no byte bound).
+ * *REMOVED and *KEPT_BYTES (may be NULL) get what was removed and what
+ * remains. Errors: REMOTE_E*, ENOMEM; what was removed before an error
+ * stays removed. */
+int tier_gc(tier *t, remote_conn *c, uint64_t max_age_s, uint64_t max_bytes, unsigned *removed,
+            uint64_t *kept_bytes);
+
+/* Looks (NS, KEY) up on the remote: 0 and *INFO (yours:
+ * remote_info_clear()) for an object; TIER_ETOMB when only a tombstone is
+ * there; REMOTE_ENOTFOUND when neither; other REMOTE_E* codes. */
+int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote_info *info);
+
+/* Calls FN for each result of NS on the remote (KEY without the "NS/"),
+ * in byte order. Errors: as remote_list(). */
+int tier_list(tier *t, remote_conn *c, const char *ns, remote_list_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

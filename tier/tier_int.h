@@ -1,0 +1,23 @@
+/* tier_int.h -- what tier.c and upload.c share. */
+#ifndef OFFLOADFS_TIER_INT_H
+#define OFFLOADFS_TIER_INT_H
+
+#include "tier/tier.h"
+
+struct tier {
+    store *st;
+    remote *r;
+};
+
+/* tier_list()'s callback state: names under "NS/" handed on without it. */
+typedef struct list_ctx {
+    remote_list_fn fn;
+    void *arg;
+    size_t skip;
+} list_ctx;
+int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime);
+
+/* 1 when VERSION is marked pending in T's store. */
+int pending_is(tier *t, uint64_t version);
+
+#endif
