@@ -180,6 +180,8 @@ struct ofs_prefetch {
 struct ofs_remote;
 struct ofs_rwin;
 struct remote_conn;
+/* Buckets of offloadfs_remote_fetch_seconds (metrics.c: 1 ms to 10 s). */
+#define OFS_FETCH_BOUNDS 13u
 /* What the handlers count for the metrics (metrics.c, metrics/prom.h):
  * relaxed atomics, added to with ofs_count() and only loaded by a scrape,
  * so counting costs a request one uncontended add and a scrape never
@@ -189,6 +191,14 @@ struct ofs_counters {
     _Atomic uint64_t read_bytes;      /* bytes they returned */
     _Atomic uint64_t evicted_reads;   /* lookups, opens, reads answered ENODATA */
     _Atomic uint64_t missing_lookups; /* lookups answered ENOENT */
+    /* The remote tier's fetches (remote_read.c through
+     * ofs_metrics_fetch_done()): one per ranged GET of a remote result's
+     * bytes, its retries included; lookups (HEAD) and listings are not
+     * fetches. Every fetch is timed into the histogram, failed ones too. */
+    _Atomic uint64_t fetches;
+    _Atomic uint64_t fetch_errors;    /* fetches the remote failed (EIO) */
+    _Atomic uint64_t fetch_ns;        /* their total time, nanoseconds */
+    _Atomic uint64_t fetch_buckets[OFS_FETCH_BOUNDS + 1]; /* not cumulative */
 };
 
 /* Adds N to counter C. */
@@ -468,6 +478,16 @@ int ofs_metrics_start(struct ofs *fs);
 /* Stops the server (waiting for a scrape under way) and closes the
  * socket. Safe to call twice, and when nothing was bound or started. */
 void ofs_metrics_stop(struct ofs *fs);
+
+/* The monotonic clock in nanoseconds: the START of ofs_metrics_fetch_done(). */
+uint64_t ofs_metrics_clock(void);
+
+/* Counts one fetch of a remote result's bytes that began at START
+ * (ofs_metrics_clock()) and has just ended: fetches, its time into
+ * offloadfs_remote_fetch_seconds, and fetch_errors when FAILED (the remote
+ * failed it: the read is answered EIO). A version found gone (ENODATA) is
+ * a fetch, not an error. Relaxed atomic adds only: never blocks. */
+void ofs_metrics_fetch_done(struct ofs *fs, uint64_t start, int failed);
 
 /* ---- asuser.c --------------------------------------------------------- */
 

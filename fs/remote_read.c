@@ -127,7 +127,9 @@ static int fetch(struct ofs *fs, const char *key, const char *etag, uint64_t off
     if (!c)
         return ENOMEM;
     tier_name(name, sizeof name, fs->ns, key, 0);
+    uint64_t start = ofs_metrics_clock();
     int rc = remote_get_if(c, name, etag[0] ? etag : NULL, off, len, fill_sink, &f, NULL);
+    ofs_metrics_fetch_done(fs, start, rc != 0 && rc != REMOTE_ECHANGED && rc != REMOTE_ENOTFOUND);
     if (rc == 0 && f.len == len)
         return 0;
     if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND || rc == 0)

@@ -1,0 +1,149 @@
+#!/bin/bash
+# The remote tier's metrics (doc/operating.md), against the real radosgw
+# tests/run.sh started and checked with promtool: store A writes through its
+# remote, B's daemon serves what only the remote holds and counts its
+# fetches (one per ranged GET of a result's bytes):
+#   five first reads of small remote-only results: 5 fetches; a 1 MiB one
+#   read sequentially (O_DIRECT, one request at a time): 3 more (windows
+#   of 256 KiB, 512 KiB, the last 256 KiB); a version replaced on A: one
+#   fetch, ENODATA, not an error; radosgw stopped (SIGSTOP): one read, EIO,
+#   one fetch error timed above 1 s; a write on B meanwhile: pending 1, in
+#   the daemon's and agentlink stats --prometheus' output alike; after
+#   agentlink sync: 0. The histogram's count is the fetches.
+# Under make test-valgrind the daemon runs under memcheck.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fs/mountlib.sh"
+m_require_fuse
+if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
+    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
+fi
+for tool in promtool curl; do
+    command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
+done
+WAIT=20 OPTS=()
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    WAIT=120 OPTS=(-o prefetch=0) # fs.h: under valgrind, no prefetch
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
+    chmod +x "$T_TMP/vg-offloadfs"
+    M_FS=$T_TMP/vg-offloadfs
+    M_MOUNT_WAIT=$WAIT
+fi
+URL=s3://$OFFLOADFS_S3_BUCKET/metrics-$$-$(date +%s%N)
+RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
+t_on_exit "kill -CONT $RGW 2>/dev/null"
+# The CLI against a stopped remote: one 1 s stall per request.
+export OFFLOADFS_REMOTE_STALL_SECONDS=1 OFFLOADFS_REMOTE_RETRIES=0
+
+# sample TEXT NAME : the value of sample NAME (exactly, labels included) in TEXT.
+sample() { N=$2 awk '$1 == ENVIRON["N"] {print $2}' <<<"$1"; }
+metrics_url() { sed -n 's|^offloadfs: metrics at \(http://.*\)$|\1|p' "$1.log"; }
+has_url() { [ -n "$(metrics_url "$1")" ]; }
+# scrape NAME : GET /metrics into $T_TMP/NAME and OUT; promtool must pass it.
+scrape() {
+    curl -sf --max-time 10 "$URL_M" >"$T_TMP/$1" || { t_not_ok "GET /metrics ($1)"; return 1; }
+    OUT=$(cat "$T_TMP/$1")
+    if promtool check metrics <"$T_TMP/$1" >"$T_TMP/promtool" 2>&1; then
+        t_ok "promtool check metrics passes ($1)"
+    else
+        t_not_ok "promtool check metrics passes ($1)"; sed 's/^/  promtool: /' "$T_TMP/promtool"
+    fi
+}
+NSL='{namespace="default"}'
+fetches() { sample "$OUT" "offloadfs_remote_fetches_total$NSL"; }
+errors() { sample "$OUT" "offloadfs_remote_fetch_errors_total$NSL"; }
+hcount() { sample "$OUT" "offloadfs_remote_fetch_seconds_count$NSL"; }
+bucket() { sample "$OUT" "offloadfs_remote_fetch_seconds_bucket{namespace=\"default\",le=\"$1\"}"; }
+
+A=$T_TMP/a B=$T_TMP/b
+t_rc "A: init --remote" 0 "$AGENTLINK" --store "$A" init --remote "$URL"
+t_rc "B: init --remote (the same remote)" 0 "$AGENTLINK" --store "$B" init --remote "$URL"
+BREAL=$(realpath "$B")
+for i in 1 2 3 4 5 6 7; do
+    head -c $((1000 * i)) /dev/urandom >"$T_TMP/r$i"
+    "$AGENTLINK" --store "$A" put "r$i" <"$T_TMP/r$i" >/dev/null || t_not_ok "put r$i on A"
+done
+head -c $((1024 * 1024)) /dev/urandom >"$T_TMP/big"
+"$AGENTLINK" --store "$A" put big <"$T_TMP/big" >/dev/null || t_not_ok "put big on A"
+
+M=$T_TMP/mnt
+# remote_ttl=600: names looked up once stay known (the reads below then
+# reach the remote only for bytes); one retry of a 1 s stall.
+m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600,remote_stall=1,remote_retries=1 ||
+    { t_not_ok "mount B"; t_done; }
+t_wait_until "$WAIT" has_url "$M"
+URL_M=$(metrics_url "$M")
+
+scrape m0
+t_eq "fresh daemon: offloadfs_remote_fetches_total 0" "$(fetches)" 0
+t_eq "  offloadfs_remote_fetch_errors_total 0" "$(errors)" 0
+t_eq "  offloadfs_remote_pending_uploads 0, labelled with the store" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_eq "  the histogram's 13 buckets, 1 ms to 10 s, and +Inf" \
+    "$(grep -o 'le="[^"]*"' "$T_TMP/m0" | tr '\n' ' ')" \
+    'le="0.001" le="0.0025" le="0.005" le="0.01" le="0.025" le="0.05" le="0.1" le="0.25" le="0.5" le="1" le="2.5" le="5" le="10" le="+Inf" '
+t_eq "  every family has HELP and TYPE (12 + 4 remote)" \
+    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "16 16"
+t_eq "  types: two counters, a gauge, a histogram" \
+    "$(grep '^# TYPE offloadfs_remote' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
+    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_fetch_seconds histogram "
+
+bad=0
+for i in 1 2 3 4 5; do cmp -s "$M/r$i" "$T_TMP/r$i" || bad=1; done
+t_eq "five remote-only results read, exact bytes" "$bad" 0
+scrape m1
+t_eq "five first reads: 5 fetches" "$(fetches)" 5
+t_eq "  no errors" "$(errors)" 0
+t_eq "  the histogram counts them (count, +Inf bucket)" "$(hcount) $(bucket +Inf)" "5 5"
+t_check "  and their time (_sum > 0)" awk -v s="$(sample "$OUT" "offloadfs_remote_fetch_seconds_sum$NSL")" \
+    'BEGIN { exit !(s > 0) }'
+for i in 1 2 3 4 5; do cat "$M/r$i" >/dev/null; done
+scrape m2
+t_eq "read again (page cache): still 5 fetches" "$(fetches)" 5
+
+t_eq "a 1 MiB result read sequentially, one request at a time: exact bytes" \
+    "$(dd if="$M/big" bs=131072 iflag=direct 2>/dev/null | md5sum)" "$(md5sum <"$T_TMP/big")"
+scrape m3
+t_eq "  three fetches: 256 KiB, 512 KiB, the last 256 KiB" "$(fetches)" 8
+
+# r7 looked up on B, then replaced on A: B's inode is the old version.
+stat "$M/r6" "$M/r7" >/dev/null || t_not_ok "stat r6 r7 on B"
+printf 'r7 again\n' | "$AGENTLINK" --store "$A" put r7 >/dev/null || t_not_ok "replace r7 on A"
+dd if="$M/r7" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
+t_check "the old version of r7, gone from the remote: ENODATA" grep -q "No data available" "$T_TMP/err"
+scrape m4
+t_eq "  one fetch more (9), not an error" "$(fetches) $(errors)" "9 0"
+
+kill -STOP "$RGW"
+dd if="$M/r6" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
+t_check "radosgw stopped: a read of r6 (one request) fails with EIO" grep -q "Input/output error" "$T_TMP/err"
+scrape m5
+t_eq "  10 fetches, 1 error" "$(fetches) $(errors)" "10 1"
+t_eq "  the histogram counts it" "$(hcount)" 10
+t_eq "  above 1 s (two 1 s stalls): the le=\"1\" bucket holds the 9 others" "$(bucket 1)" 9
+t_rc "radosgw stopped: a put on B is pending (exit 5)" 5 timeout 60 "$AGENTLINK" --store "$B" put p1 <"$T_TMP/r1"
+scrape m6
+t_eq "  offloadfs_remote_pending_uploads 1" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 1
+t_rc "agentlink stats --prometheus: exit 0" 0 "$AGENTLINK" --store "$B" stats --prometheus
+cp "$T_TMP/out" "$T_TMP/cli.prom"
+t_check "  promtool check metrics passes on it" bash -c "promtool check metrics <'$T_TMP/cli.prom' >/dev/null 2>&1"
+t_eq "  it says pending 1 too" "$(sample "$(cat "$T_TMP/cli.prom")" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 1
+FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_total_bytes|puts_total|evictions_total|removals_total|remote_pending_uploads)'
+t_eq "  and is the daemon's store part with the pending gauge, exactly" \
+    "$(grep -E "^(# (HELP|TYPE) )?$FAMILIES[ {]" "$T_TMP/m6")" "$(cat "$T_TMP/cli.prom")"
+t_check "  (no fetch families: those are the daemon's)" bash -c "! grep -q fetch '$T_TMP/cli.prom'"
+kill -CONT "$RGW"
+
+t_rc "radosgw back: agentlink sync uploads it (exit 0)" 0 timeout 60 "$AGENTLINK" --store "$B" sync
+scrape m7
+t_eq "  offloadfs_remote_pending_uploads 0" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_eq "  and in stats --prometheus" \
+    "$("$AGENTLINK" --store "$B" stats --prometheus | sample "$(cat)" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_check "radosgw back: r6 reads" cmp -s "$M/r6" "$T_TMP/r6"
+scrape m8
+t_eq "  11 fetches, still 1 error" "$(fetches) $(errors)" "11 1"
+
+rc=0; m_umount "$M" || rc=$?
+t_eq "B's daemon exits 0 after unmount" "$rc" 0
+t_done
