@@ -199,6 +199,7 @@ struct ofs_counters {
     _Atomic uint64_t fetch_errors;    /* fetches the remote failed (EIO) */
     _Atomic uint64_t fetch_ns;        /* their total time, nanoseconds */
     _Atomic uint64_t fetch_buckets[OFS_FETCH_BOUNDS + 1]; /* not cumulative */
+    _Atomic uint64_t lookup_errors;   /* lookups (HEAD), listings the remote failed */
 };
 
 /* Adds N to counter C. */

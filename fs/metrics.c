@@ -187,7 +187,7 @@ static int scrape_remote(struct ofs *fs, FILE *f, const store_stats *s)
     for (unsigned i = 0; i <= OFS_FETCH_BOUNDS; i++)
         buckets[i] = load(&fs->count.fetch_buckets[i]);
     rf = (prom_remote_figures){
-        load(&fs->count.fetches), load(&fs->count.fetch_errors),
+        load(&fs->count.fetches), load(&fs->count.fetch_errors), load(&fs->count.lookup_errors),
         {fetch_bounds, buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
     };
     if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))))

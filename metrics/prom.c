@@ -116,6 +116,10 @@ int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
     one(f, "offloadfs_remote_fetch_errors_total", "counter",
         "Those the remote failed (unreachable, stalled, refused): the read was answered EIO.",
         "namespace", ns, r->fetch_errors);
+    one(f, "offloadfs_remote_lookup_errors_total", "counter",
+        "Name lookups (HEAD) and listings (readdir) the remote failed: names answered EIO, "
+        "listings shown without the remote's names.",
+        "namespace", ns, r->lookup_errors);
     return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
                                 "How long each fetch took, retries included, failed ones too.",
                                 ns, &r->seconds);

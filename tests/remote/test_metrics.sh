@@ -7,7 +7,8 @@
 #   read sequentially (O_DIRECT, one request at a time): 3 more (windows
 #   of 256 KiB, 512 KiB, the last 256 KiB); a version replaced on A: one
 #   fetch, ENODATA, not an error; radosgw stopped (SIGSTOP): one read, EIO,
-#   one fetch error timed above 1 s; a write on B meanwhile: pending 1, in
+#   one fetch error timed above 1 s; a lookup and a listing: 2 lookup
+#   errors; a write on B meanwhile: pending 1, in
 #   the daemon's and agentlink stats --prometheus' output alike; after
 #   agentlink sync: 0. The histogram's count is the fetches.
 # Under make test-valgrind the daemon runs under memcheck.
@@ -51,6 +52,7 @@ scrape() {
 NSL='{namespace="default"}'
 fetches() { sample "$OUT" "offloadfs_remote_fetches_total$NSL"; }
 errors() { sample "$OUT" "offloadfs_remote_fetch_errors_total$NSL"; }
+lerrors() { sample "$OUT" "offloadfs_remote_lookup_errors_total$NSL"; }
 hcount() { sample "$OUT" "offloadfs_remote_fetch_seconds_count$NSL"; }
 bucket() { sample "$OUT" "offloadfs_remote_fetch_seconds_bucket{namespace=\"default\",le=\"$1\"}"; }
 
@@ -76,16 +78,17 @@ URL_M=$(metrics_url "$M")
 scrape m0
 t_eq "fresh daemon: offloadfs_remote_fetches_total 0" "$(fetches)" 0
 t_eq "  offloadfs_remote_fetch_errors_total 0" "$(errors)" 0
+t_eq "  offloadfs_remote_lookup_errors_total 0" "$(lerrors)" 0
 t_eq "  offloadfs_remote_pending_uploads 0, labelled with the store" \
     "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
 t_eq "  the histogram's 13 buckets, 1 ms to 10 s, and +Inf" \
     "$(grep -o 'le="[^"]*"' "$T_TMP/m0" | tr '\n' ' ')" \
     'le="0.001" le="0.0025" le="0.005" le="0.01" le="0.025" le="0.05" le="0.1" le="0.25" le="0.5" le="1" le="2.5" le="5" le="10" le="+Inf" '
-t_eq "  every family has HELP and TYPE (12 + 4 remote)" \
-    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "16 16"
-t_eq "  types: two counters, a gauge, a histogram" \
+t_eq "  every family has HELP and TYPE (12 + 5 remote)" \
+    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "17 17"
+t_eq "  types: a gauge, three counters, a histogram" \
     "$(grep '^# TYPE offloadfs_remote' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
-    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_fetch_seconds histogram "
+    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_fetch_seconds histogram "
 
 bad=0
 for i in 1 2 3 4 5; do cmp -s "$M/r$i" "$T_TMP/r$i" || bad=1; done
@@ -120,6 +123,12 @@ scrape m5
 t_eq "  10 fetches, 1 error" "$(fetches) $(errors)" "10 1"
 t_eq "  the histogram counts it" "$(hcount)" 10
 t_eq "  above 1 s (two 1 s stalls): the le=\"1\" bucket holds the 9 others" "$(bucket 1)" 9
+t_eq "  no lookup error (r6 was looked up before)" "$(lerrors)" 0
+t_eq "radosgw stopped: a name not looked up before is EIO" "$(m_errno stat "$M/unknown")" EIO
+ls -f "$M" >/dev/null
+scrape m5b
+t_eq "  it and one listing (ls): 2 lookup errors, fetches unchanged" \
+    "$(lerrors) $(fetches) $(errors)" "2 10 1"
 t_rc "radosgw stopped: a put on B is pending (exit 5)" 5 timeout 60 "$AGENTLINK" --store "$B" put p1 <"$T_TMP/r1"
 scrape m6
 t_eq "  offloadfs_remote_pending_uploads 1" \
