@@ -10,7 +10,9 @@
 #   one fetch error timed above 1 s; a lookup and a listing: 2 lookup
 #   errors; a write on B meanwhile: pending 1, in
 #   the daemon's and agentlink stats --prometheus' output alike; after
-#   agentlink sync: 0. The histogram's count is the fetches.
+#   agentlink sync: 0. The histogram's count is the fetches. A real
+#   Prometheus scrapes the daemon meanwhile: its API gives the same counts,
+#   and doc/operating.md's remote alert, evaluated as written, fires.
 # Under make test-valgrind the daemon runs under memcheck.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
@@ -18,7 +20,7 @@ m_require_fuse
 if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
     t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
 fi
-for tool in promtool curl; do
+for tool in promtool prometheus curl; do
     command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
 done
 WAIT=20 OPTS=()
@@ -73,6 +75,31 @@ m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600,remote_stal
     { t_not_ok "mount B"; t_done; }
 t_wait_until "$WAIT" has_url "$M"
 URL_M=$(metrics_url "$M")
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# A real Prometheus scrapes B's daemon every second from here on.
+PROM_PORT=$(free_port)
+cat >"$T_TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: offloadfs
+    static_configs:
+      - targets: ['$(sed 's|^http://\(.*\)/metrics$|\1|' <<<"$URL_M")']
+EOF
+prometheus --config.file="$T_TMP/prometheus.yml" --storage.tsdb.path="$T_TMP/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$T_TMP/prometheus.log" 2>&1 &
+prom_pid=$!
+t_on_exit "kill $prom_pid 2>/dev/null; wait $prom_pid 2>/dev/null"
+# query EXPR : the values of the series EXPR gives, one a line.
+query() {
+    curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+        python3 -c 'import json, sys
+for r in json.load(sys.stdin)["data"]["result"]: print(r["value"][1])' 2>/dev/null
+}
+query_is() { [ "$(query "$1")" = "$2" ]; }
+query_any() { [ -n "$(query "$1")" ]; }
 
 scrape m0
 t_eq "fresh daemon: offloadfs_remote_fetches_total 0" "$(fetches)" 0
@@ -141,6 +168,19 @@ FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_tota
 t_eq "  and is the daemon's store part with the pending gauge, exactly" \
     "$(grep -E "^(# (HELP|TYPE) )?$FAMILIES[ {]" "$T_TMP/m6")" "$(cat "$T_TMP/cli.prom")"
 t_check "  (no fetch families: those are the daemon's)" bash -c "! grep -q fetch '$T_TMP/cli.prom'"
+# doc/operating.md's third alert, as written, evaluated by Prometheus.
+ALERT=$(python3 - "$T_TOP/doc/operating.md" <<'PY2'
+import re, sys
+print(re.findall(r"```promql\n(.*?)```", open(sys.argv[1]).read(), re.S)[2].strip())
+PY2
+)
+t_check "Prometheus' API: offloadfs_remote_pending_uploads = 1" \
+    t_wait_until "$WAIT" query_is offloadfs_remote_pending_uploads 1
+t_eq "  offloadfs_remote_fetches_total = 10, fetch errors = 1, lookup errors = 2" \
+    "$(query offloadfs_remote_fetches_total) $(query offloadfs_remote_fetch_errors_total) $(query offloadfs_remote_lookup_errors_total)" \
+    "10 1 2"
+t_eq "  offloadfs_remote_fetch_seconds_count = 10" "$(query offloadfs_remote_fetch_seconds_count)" 10
+t_check "Prometheus: doc/operating.md's remote alert fires" t_wait_until "$WAIT" query_any "$ALERT"
 kill -CONT "$RGW"
 
 t_rc "radosgw back: agentlink sync uploads it (exit 0)" 0 timeout 60 $AGENTLINK --store "$B" sync
