@@ -90,6 +90,7 @@
 
 #define FUSE_USE_VERSION 314
 
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -254,6 +255,24 @@ struct ofs {
 static inline struct ofs *ofs_from_req(fuse_req_t req)
 {
     return (struct ofs *)fuse_req_userdata(req);
+}
+
+/* Answers read request REQ with the SIZE bytes at BUF and counts it as
+ * ops.c counts a local read (reads, read_bytes): for reads answered
+ * elsewhere (remote_read.c). */
+static inline void ofs_reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
+{
+    ofs_count(&fs->count.reads, 1);
+    ofs_count(&fs->count.read_bytes, size);
+    fuse_reply_buf(req, buf, size);
+}
+
+/* Answers read request REQ with ERR, counting ENODATA as an evicted read. */
+static inline void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err)
+{
+    if (err == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
+    fuse_reply_err(req, err);
 }
 
 /* ---- mount.c ---------------------------------------------------------- */

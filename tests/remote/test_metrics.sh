@@ -13,6 +13,7 @@
 #   agentlink sync: 0. The histogram's count is the fetches. A real
 #   Prometheus scrapes the daemon meanwhile: its API gives the same counts,
 #   and doc/operating.md's remote alert, evaluated as written, fires.
+#   The mount's reads and evicted reads count remote reads too.
 # Under make test-valgrind the daemon runs under memcheck.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
@@ -34,6 +35,21 @@ fi
 URL=s3://$OFFLOADFS_S3_BUCKET/metrics-$$-$(date +%s%N)
 RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
 t_on_exit "kill -CONT $RGW 2>/dev/null"
+# Stops radosgw and waits until every thread of it is stopped ("T"):
+# kill returns before a busy process has taken the stop.
+rgw_stop() {
+    local pid=$1 t all
+    kill -STOP "$pid"
+    for _ in $(seq 100); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
+        done
+        [ -n "$all" ] && return 0
+        sleep 0.02
+    done
+    echo "  radosgw $pid did not stop"; return 1
+}
 
 # sample TEXT NAME : the value of sample NAME (exactly, labels included) in TEXT.
 sample() { N=$2 awk '$1 == ENVIRON["N"] {print $2}' <<<"$1"; }
@@ -75,6 +91,10 @@ m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600,remote_stal
     { t_not_ok "mount B"; t_done; }
 t_wait_until "$WAIT" has_url "$M"
 URL_M=$(metrics_url "$M")
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    case $(readlink "/proc/$(m_pid "$M")/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
+    *) t_not_ok "the daemon runs under memcheck" ;; esac
+fi
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # A real Prometheus scrapes B's daemon every second from here on.
@@ -142,7 +162,7 @@ t_check "the old version of r7, gone from the remote: ENODATA" grep -q "No data 
 scrape m4
 t_eq "  one fetch more (9), not an error" "$(fetches) $(errors)" "9 0"
 
-kill -STOP "$RGW"
+rgw_stop "$RGW" || t_not_ok "radosgw stopped"
 dd if="$M/r6" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
 t_check "radosgw stopped: a read of r6 (one request) fails with EIO" grep -q "Input/output error" "$T_TMP/err"
 scrape m5
@@ -192,6 +212,14 @@ t_eq "  and in stats --prometheus" \
 t_check "radosgw back: r6 reads" cmp -s "$M/r6" "$T_TMP/r6"
 scrape m8
 t_eq "  11 fetches, still 1 error" "$(fetches) $(errors)" "11 1"
+# The mount's own counters count remote reads as local ones: 5 small
+# results, 8 O_DIRECT pieces of 128 KiB, r6; r7's ENODATA an evicted read.
+t_eq "offloadfs_reads_total counts the remote reads answered with data" \
+    "$(sample "$OUT" "offloadfs_reads_total$NSL")" 14
+t_eq "  offloadfs_read_bytes_total their bytes" "$(sample "$OUT" "offloadfs_read_bytes_total$NSL")" \
+    $((1000 + 2000 + 3000 + 4000 + 5000 + 1048576 + 6000))
+t_eq "  offloadfs_evicted_reads_total the version gone" \
+    "$(sample "$OUT" "offloadfs_evicted_reads_total$NSL")" 1
 
 # Every metric name doc/operating.md's alerts and queries use is served.
 names=$(grep -oE 'offloadfs_[a-z_]+' "$T_TOP/doc/operating.md" | sort -u)
