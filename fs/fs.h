@@ -101,6 +101,7 @@
 
 #define FUSE_USE_VERSION 314
 
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -191,6 +192,8 @@ struct ofs_prefetch {
 struct ofs_remote;
 struct ofs_rwin;
 struct remote_conn;
+/* Buckets of offloadfs_remote_fetch_seconds (metrics.c: 1 ms to 10 s). */
+#define OFS_FETCH_BOUNDS 13u
 /* What the handlers count for the metrics (metrics.c, metrics/prom.h):
  * relaxed atomics, added to with ofs_count() and only loaded by a scrape,
  * so counting costs a request one uncontended add and a scrape never
@@ -200,6 +203,15 @@ struct ofs_counters {
     _Atomic uint64_t read_bytes;      /* bytes they returned */
     _Atomic uint64_t evicted_reads;   /* lookups, opens, reads answered ENODATA */
     _Atomic uint64_t missing_lookups; /* lookups answered ENOENT */
+    /* The remote tier's fetches (remote_read.c through
+     * ofs_metrics_fetch_done()): one per ranged GET of a remote result's
+     * bytes, its retries included; lookups (HEAD) and listings are not
+     * fetches. Every fetch is timed into the histogram, failed ones too. */
+    _Atomic uint64_t fetches;
+    _Atomic uint64_t fetch_errors;    /* fetches the remote failed (EIO) */
+    _Atomic uint64_t fetch_ns;        /* their total time, nanoseconds */
+    _Atomic uint64_t fetch_buckets[OFS_FETCH_BOUNDS + 1]; /* not cumulative */
+    _Atomic uint64_t lookup_errors;   /* lookups (HEAD), listings the remote failed */
 };
 
 /* Adds N to counter C. */
@@ -260,6 +272,24 @@ struct ofs {
 static inline struct ofs *ofs_from_req(fuse_req_t req)
 {
     return (struct ofs *)fuse_req_userdata(req);
+}
+
+/* Answers read request REQ with the SIZE bytes at BUF and counts it as
+ * ops.c counts a local read (reads, read_bytes): for reads answered
+ * elsewhere (remote_read.c). */
+static inline void ofs_reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
+{
+    ofs_count(&fs->count.reads, 1);
+    ofs_count(&fs->count.read_bytes, size);
+    fuse_reply_buf(req, buf, size);
+}
+
+/* Answers read request REQ with ERR, counting ENODATA as an evicted read. */
+static inline void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err)
+{
+    if (err == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
+    fuse_reply_err(req, err);
 }
 
 /* ---- mount.c ---------------------------------------------------------- */
@@ -485,6 +515,16 @@ int ofs_metrics_start(struct ofs *fs);
 /* Stops the server (waiting for a scrape under way) and closes the
  * socket. Safe to call twice, and when nothing was bound or started. */
 void ofs_metrics_stop(struct ofs *fs);
+
+/* The monotonic clock in nanoseconds: the START of ofs_metrics_fetch_done(). */
+uint64_t ofs_metrics_clock(void);
+
+/* Counts one fetch of a remote result's bytes that began at START
+ * (ofs_metrics_clock()) and has just ended: fetches, its time into
+ * offloadfs_remote_fetch_seconds, and fetch_errors when FAILED (the remote
+ * failed it: the read is answered EIO). A version found gone (ENODATA) is
+ * a fetch, not an error. Relaxed atomic adds only: never blocks. */
+void ofs_metrics_fetch_done(struct ofs *fs, uint64_t start, int failed);
 
 /* ---- asuser.c --------------------------------------------------------- */
 

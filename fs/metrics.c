@@ -5,9 +5,14 @@
  * - A scrape must never block or slow a FUSE request. The handlers only
  *   add to relaxed atomics (fs.h: ofs_count); the HTTP server runs on
  *   libmicrohttpd's one internal thread; a scrape loads the atomics and
- *   reads the store's figures in one short read-only LMDB transaction of
- *   its own (readers never wait for each other or for writers). Nothing
- *   here takes a lock a handler takes.
+ *   reads the store's figures (and its remote's URL) in two short
+ *   read-only LMDB transactions of its own (readers never wait for each
+ *   other or for writers). Nothing here takes a lock a handler takes.
+ * - The remote tier: a fetch (one ranged GET of a remote result's bytes,
+ *   remote_read.c) is timed and counted by ofs_metrics_fetch_done(), a
+ *   few relaxed adds on the worker that made it. The pending uploads are
+ *   the store's own marks (store_stats.pending), so agentlink stats
+ *   --prometheus prints the same gauge and it is right after a restart.
  * - The socket is bound before mounting, so a taken port or an address
  *   that is not this host's is an error on the command line with nothing
  *   mounted; the server starts after fuse_daemonize() (threads do not
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define METRICS_PATH "/metrics"
@@ -130,11 +136,63 @@ int ofs_metrics_listen(struct ofs_metrics *m, const char *arg)
     return 0;
 }
 
+/* ---- the remote tier's fetches ----------------------------------------- */
+
+/* Upper bounds of offloadfs_remote_fetch_seconds' buckets: a GET from a
+ * server on the same network answers in a few ms, one across a region in
+ * tens, and a failing one takes up to remote_bound_ms() (9.5 s by
+ * default), so 1 ms to 10 s in 1-2.5-5 steps. Read-only. */
+static const double fetch_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                      0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
+_Static_assert(sizeof fetch_bounds / sizeof fetch_bounds[0] == OFS_FETCH_BOUNDS,
+               "fs.h's OFS_FETCH_BOUNDS counts fetch_bounds");
+
+uint64_t ofs_metrics_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ofs_metrics_fetch_done(struct ofs *fs, uint64_t start, int failed)
+{
+    uint64_t now = ofs_metrics_clock(), ns = now > start ? now - start : 0;
+    double s = (double)ns / 1e9;
+    unsigned i = 0;
+    while (i < OFS_FETCH_BOUNDS && s > fetch_bounds[i]) /* le: a bound holds itself */
+        i++;
+    ofs_count(&fs->count.fetch_buckets[i], 1);
+    ofs_count(&fs->count.fetch_ns, ns);
+    if (failed)
+        ofs_count(&fs->count.fetch_errors, 1);
+    ofs_count(&fs->count.fetches, 1);
+}
+
 /* ---- one scrape --------------------------------------------------------- */
 
 static uint64_t load(_Atomic uint64_t *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* The remote families: the store's pending uploads (from S), then this
+ * mount's fetches. The counters are loaded one by one, so a fetch ending
+ * during the scrape may show in one and not yet in another; each alone
+ * never goes backwards. */
+static int scrape_remote(struct ofs *fs, FILE *f, const store_stats *s)
+{
+    uint64_t buckets[OFS_FETCH_BOUNDS + 1];
+    prom_remote_figures rf;
+    int rc;
+    for (unsigned i = 0; i <= OFS_FETCH_BOUNDS; i++)
+        buckets[i] = load(&fs->count.fetch_buckets[i]);
+    rf = (prom_remote_figures){
+        load(&fs->count.fetches), load(&fs->count.fetch_errors), load(&fs->count.lookup_errors),
+        {fetch_bounds, buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
+    };
+    if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))))
+        return rc;
+    return prom_remote_write(f, &rf, fs->ns);
 }
 
 /* Writes the whole exposition into F; 0 or a store code / errno value. */
@@ -146,11 +204,14 @@ static int scrape(struct ofs *fs, FILE *f)
     };
     prom_store_figures sf;
     store_stats s;
+    char url[STORE_REMOTE_MAX + 1];
     int rc;
     /* lock.mdb damaged under us (fs.h): LMDB must not be touched again. */
     if (ofs_watch_lock_changed(fs))
         return STORE_ECORRUPT;
     if ((rc = store_stats_get(fs->st, &s))) /* one short read-only transaction */
+        return rc;
+    if ((rc = store_remote_get(fs->st, url, sizeof url))) /* and another */
         return rc;
     sf = (prom_store_figures){s.entries, s.bytes, s.stored_bytes, s.max_total_bytes,
                               s.puts, s.evictions, s.removals};
@@ -158,12 +219,9 @@ static int scrape(struct ofs *fs, FILE *f)
         || (rc = prom_mount_write(f, &mf, fs->ns))
         || (rc = prom_store_write(f, &sf, store_path(fs->st))))
         return rc;
-    /* The remote tier's families go here once it exists (its fetches,
-     * fetch errors and pending uploads as counters and a gauge, labelled
-     * with the namespace; offloadfs_remote_fetch_seconds with
-     * prom_histogram_write()), fed the same way: atomics the fetch path
-     * adds to, loaded here. */
-    return 0;
+    /* The remote families whenever the store names a remote, also when
+     * this daemon could not open it (its fetches are then 0). */
+    return url[0] ? scrape_remote(fs, f, &s) : 0;
 }
 
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,

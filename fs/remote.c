@@ -256,6 +256,7 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     if (rc == TIER_ETOMB)
         return ENODATA;
     if (rc) {
+        ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, remote_conn_message(c));
         return rc == ENOMEM ? ENOMEM : EIO;
     }
@@ -377,6 +378,7 @@ static struct rlist *rlist_get(struct ofs *fs)
         fresh->refs = 1;
         rc = tier_list(r->t, c, fs->ns, rlist_add, fresh);
         if (rc) {
+            ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
             fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: %s\n",
                      rc == ENOMEM ? strerror(rc) : remote_conn_message(c));
             rlist_put(fresh);

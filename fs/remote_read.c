@@ -127,7 +127,9 @@ static int fetch(struct ofs *fs, const char *key, const char *etag, uint64_t off
     if (!c)
         return ENOMEM;
     tier_name(name, sizeof name, fs->ns, key, 0);
+    uint64_t start = ofs_metrics_clock();
     int rc = remote_get_if(c, name, etag[0] ? etag : NULL, off, len, fill_sink, &f, NULL);
+    ofs_metrics_fetch_done(fs, start, rc != 0 && rc != REMOTE_ECHANGED && rc != REMOTE_ENOTFOUND);
     if (rc == 0 && f.len == len)
         return 0;
     if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND || rc == 0)
@@ -143,9 +145,9 @@ static void read_direct(struct ofs *fs, fuse_req_t req, const char *key, const c
     char *buf = malloc(size);
     int err = buf ? fetch(fs, key, etag, off, size, buf) : ENOMEM;
     if (err)
-        fuse_reply_err(req, err);
+        ofs_reply_read_err(fs, req, err);
     else
-        fuse_reply_buf(req, buf, size);
+        ofs_reply_read(fs, req, buf, size);
     free(buf);
 }
 
@@ -156,11 +158,11 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
     uint64_t length, o = (uint64_t)off;
     struct rwin *w;
     if (ofs_remote_slot(fs, ino, key, etag, sizeof etag, &length)) {
-        fuse_reply_err(req, ENODATA);
+        ofs_reply_read_err(fs, req, ENODATA);
         return;
     }
     if (o >= length || size == 0) {
-        fuse_reply_buf(req, NULL, 0);
+        ofs_reply_read(fs, req, NULL, 0);
         return;
     }
     if ((uint64_t)size > length - o)
@@ -170,7 +172,7 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
         pthread_cond_wait(&rw->done, &rw->lock);
     if ((w = covering(rw, ino, o, size, W_READY))) {
         w->used_at = ++rw->tick;
-        fuse_reply_buf(req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
+        ofs_reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
         pthread_mutex_unlock(&rw->lock);
         return;
     }
@@ -187,8 +189,8 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
     w->state = err ? W_EMPTY : W_READY;
     pthread_cond_broadcast(&rw->done);
     if (err)
-        fuse_reply_err(req, err);
+        ofs_reply_read_err(fs, req, err);
     else
-        fuse_reply_buf(req, w->data, size);
+        ofs_reply_read(fs, req, w->data, size);
     pthread_mutex_unlock(&rw->lock);
 }

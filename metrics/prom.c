@@ -98,6 +98,33 @@ int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns)
     return done(f);
 }
 
+int prom_pending_write(FILE *f, uint64_t pending, const char *store)
+{
+    one(f, "offloadfs_remote_pending_uploads", "gauge",
+        "Results stored here but not yet on the store's remote, all namespaces "
+        "(kept in the store; agentlink sync uploads them).",
+        store ? "store" : NULL, store, pending);
+    return done(f);
+}
+
+int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
+{
+    one(f, "offloadfs_remote_fetches_total", "counter",
+        "Ranged GETs of remote results' bytes since the daemon started (a read the "
+        "mount's read-ahead windows already hold makes none; retries count once).",
+        "namespace", ns, r->fetches);
+    one(f, "offloadfs_remote_fetch_errors_total", "counter",
+        "Those the remote failed (unreachable, stalled, refused): the read was answered EIO.",
+        "namespace", ns, r->fetch_errors);
+    one(f, "offloadfs_remote_lookup_errors_total", "counter",
+        "Name lookups (HEAD) and listings (readdir) the remote failed: names answered EIO, "
+        "listings shown without the remote's names.",
+        "namespace", ns, r->lookup_errors);
+    return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
+                                "How long each fetch took, retries included, failed ones too.",
+                                ns, &r->seconds);
+}
+
 int prom_build_info_write(FILE *f, const char *version)
 {
     one(f, "offloadfs_build_info", "gauge", "The offloadfs version serving these metrics.",

@@ -61,6 +61,16 @@ typedef struct prom_histogram {
     double sum;
 } prom_histogram;
 
+/* What one mount fetched from the store's remote tier since its daemon
+ * started (fs/metrics.c says what a fetch is). SECONDS times every fetch,
+ * failed ones too. */
+typedef struct prom_remote_figures {
+    uint64_t fetches;       /* GETs of remote results' bytes */
+    uint64_t fetch_errors;  /* those the remote failed */
+    uint64_t lookup_errors; /* name lookups and listings the remote failed */
+    prom_histogram seconds; /* how long each took */
+} prom_remote_figures;
+
 /* Writes the families of the store's figures S. STORE (may be NULL: no
  * label) is the store's directory, given as label store="..." on every
  * sample, so that several stores on one host stay apart. */
@@ -69,6 +79,19 @@ int prom_store_write(FILE *f, const prom_store_figures *s, const char *store);
 /* Writes the families of one mount's figures M, each sample labelled
  * namespace="NS" (NS not NULL). */
 int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns);
+
+/* Writes offloadfs_remote_pending_uploads, the gauge of the store's
+ * results pending upload to its remote (store_stats.pending, every
+ * namespace), labelled store="STORE" as prom_store_write() does. Only for
+ * a store that names a remote. */
+int prom_pending_write(FILE *f, uint64_t pending, const char *store);
+
+/* Writes the families of one mount's remote figures R
+ * (offloadfs_remote_fetches_total, offloadfs_remote_fetch_errors_total,
+ * offloadfs_remote_lookup_errors_total, the histogram
+ * offloadfs_remote_fetch_seconds), each sample labelled
+ * namespace="NS" (NS not NULL). */
+int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns);
 
 /* Writes offloadfs_build_info{version="VERSION"} 1 with its HELP and TYPE. */
 int prom_build_info_write(FILE *f, const char *version);

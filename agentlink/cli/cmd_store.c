@@ -169,18 +169,24 @@ static cJSON *mount_json(const al_store *h)
 
 /* stats --prometheus: the store's part of the daemon's GET /metrics, the
  * same families and labels (metrics/prom.h), for node_exporter's textfile
- * collector and hosts that run no daemon. The store label is the real
- * path, as the daemon gives it, so both name a store the same way. */
+ * collector and hosts that run no daemon: with a remote, its pending
+ * uploads too (the daemon's fetches are the daemon's alone). The store
+ * label is the real path, as the daemon gives it, so both name a store
+ * the same way. */
 static int stats_prometheus(al_store *h, const al_stats *s)
 {
     prom_store_figures f = {s->entries, s->bytes, s->stored_bytes, s->max_total_bytes, 0,
                             s->evictions, s->removals};
-    char *real;
+    char *real, url[1100] = "";
     int rc = al_store_puts(h, &f.puts), ex = EX_OK;
+    if (!rc)
+        rc = al_store_remote(h, url, sizeof url);
     if (rc)
         return cli_report(rc, h, NULL);
     real = realpath(al_store_dir(h), NULL);
-    if (prom_store_write(stdout, &f, real ? real : al_store_dir(h)) || fflush(stdout)) {
+    if (prom_store_write(stdout, &f, real ? real : al_store_dir(h))
+        || (url[0] && prom_pending_write(stdout, s->pending, real ? real : al_store_dir(h)))
+        || fflush(stdout)) {
         cli_msg("writing the metrics to stdout failed");
         ex = EX_FAIL;
     }

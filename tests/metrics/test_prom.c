@@ -150,6 +150,53 @@ static void histogram_should_give_cumulative_buckets_sum_and_count(void **state)
 }
 
 /* A write that fails (a full device) is EIO, never success. */
+static void pending_write_should_give_a_gauge_labelled_with_the_store(void **state)
+{
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_pending_write(o.f, 2, "/var/lib/offloadfs"), 0);
+    out_expect(&o,
+        "# HELP offloadfs_remote_pending_uploads Results stored here but not yet on the "
+        "store's remote, all namespaces (kept in the store; agentlink sync uploads them).\n"
+        "# TYPE offloadfs_remote_pending_uploads gauge\n"
+        "offloadfs_remote_pending_uploads{store=\"/var/lib/offloadfs\"} 2\n");
+}
+
+static void remote_write_should_give_counters_and_the_histogram(void **state)
+{
+    static const double bounds[] = {0.001, 1};
+    static const uint64_t counts[] = {4, 1, 2};
+    prom_remote_figures r = {7, 2, 3, {bounds, counts, 2, 4.5}};
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_remote_write(o.f, &r, "web"), 0);
+    out_expect(&o,
+        "# HELP offloadfs_remote_fetches_total Ranged GETs of remote results' bytes since the "
+        "daemon started (a read the mount's read-ahead windows already hold makes none; "
+        "retries count once).\n"
+        "# TYPE offloadfs_remote_fetches_total counter\n"
+        "offloadfs_remote_fetches_total{namespace=\"web\"} 7\n"
+        "# HELP offloadfs_remote_fetch_errors_total Those the remote failed (unreachable, "
+        "stalled, refused): the read was answered EIO.\n"
+        "# TYPE offloadfs_remote_fetch_errors_total counter\n"
+        "offloadfs_remote_fetch_errors_total{namespace=\"web\"} 2\n"
+        "# HELP offloadfs_remote_lookup_errors_total Name lookups (HEAD) and listings "
+        "(readdir) the remote failed: names answered EIO, listings shown without the "
+        "remote's names.\n"
+        "# TYPE offloadfs_remote_lookup_errors_total counter\n"
+        "offloadfs_remote_lookup_errors_total{namespace=\"web\"} 3\n"
+        "# HELP offloadfs_remote_fetch_seconds How long each fetch took, retries included, "
+        "failed ones too.\n"
+        "# TYPE offloadfs_remote_fetch_seconds histogram\n"
+        "offloadfs_remote_fetch_seconds_bucket{namespace=\"web\",le=\"0.001\"} 4\n"
+        "offloadfs_remote_fetch_seconds_bucket{namespace=\"web\",le=\"1\"} 5\n"
+        "offloadfs_remote_fetch_seconds_bucket{namespace=\"web\",le=\"+Inf\"} 7\n"
+        "offloadfs_remote_fetch_seconds_sum{namespace=\"web\"} 4.5\n"
+        "offloadfs_remote_fetch_seconds_count{namespace=\"web\"} 7\n");
+}
+
 static void write_errors_should_be_eio(void **state)
 {
     prom_store_figures s = {1, 2, 3, 4, 5, 6, 7};
@@ -170,6 +217,8 @@ int main(void)
         cmocka_unit_test(label_values_should_be_escaped),
         cmocka_unit_test(build_info_should_be_one_with_the_version),
         cmocka_unit_test(histogram_should_give_cumulative_buckets_sum_and_count),
+        cmocka_unit_test(pending_write_should_give_a_gauge_labelled_with_the_store),
+        cmocka_unit_test(remote_write_should_give_counters_and_the_histogram),
         cmocka_unit_test(write_errors_should_be_eio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,234 @@
+#!/bin/bash
+# The remote tier's metrics (doc/operating.md), against the real radosgw
+# tests/run.sh started and checked with promtool: store A writes through its
+# remote, B's daemon serves what only the remote holds and counts its
+# fetches (one per ranged GET of a result's bytes):
+#   five first reads of small remote-only results: 5 fetches; a 1 MiB one
+#   read sequentially (O_DIRECT, one request at a time): 3 more (windows
+#   of 256 KiB, 512 KiB, the last 256 KiB); a version replaced on A: one
+#   fetch, ENODATA, not an error; radosgw stopped (SIGSTOP): one read, EIO,
+#   one fetch error timed above 1 s; a lookup and a listing: 2 lookup
+#   errors; a write on B meanwhile: pending 1, in
+#   the daemon's and agentlink stats --prometheus' output alike; after
+#   agentlink sync: 0. The histogram's count is the fetches. A real
+#   Prometheus scrapes the daemon meanwhile: its API gives the same counts,
+#   and doc/operating.md's remote alert, evaluated as written, fires.
+#   The mount's reads and evicted reads count remote reads too.
+# Under make test-valgrind the daemon runs under memcheck.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fs/mountlib.sh"
+m_require_fuse
+if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
+    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
+fi
+for tool in promtool prometheus curl; do
+    command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
+done
+WAIT=20 OPTS=()
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    WAIT=120 OPTS=(-o prefetch=0) # fs.h: under valgrind, no prefetch
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
+    chmod +x "$T_TMP/vg-offloadfs"
+    M_FS=$T_TMP/vg-offloadfs
+    M_MOUNT_WAIT=$WAIT
+fi
+URL=s3://$OFFLOADFS_S3_BUCKET/metrics-$$-$(date +%s%N)
+RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
+t_on_exit "kill -CONT $RGW 2>/dev/null"
+# Stops radosgw and waits until every thread of it is stopped ("T"):
+# kill returns before a busy process has taken the stop.
+rgw_stop() {
+    local pid=$1 t all
+    kill -STOP "$pid"
+    for _ in $(seq 100); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
+        done
+        [ -n "$all" ] && return 0
+        sleep 0.02
+    done
+    echo "  radosgw $pid did not stop"; return 1
+}
+
+# sample TEXT NAME : the value of sample NAME (exactly, labels included) in TEXT.
+sample() { N=$2 awk '$1 == ENVIRON["N"] {print $2}' <<<"$1"; }
+metrics_url() { sed -n 's|^offloadfs: metrics at \(http://.*\)$|\1|p' "$1.log"; }
+has_url() { [ -n "$(metrics_url "$1")" ]; }
+# scrape NAME : GET /metrics into $T_TMP/NAME and OUT; promtool must pass it.
+scrape() {
+    curl -sf --max-time 10 "$URL_M" >"$T_TMP/$1" || { t_not_ok "GET /metrics ($1)"; return 1; }
+    OUT=$(cat "$T_TMP/$1")
+    if promtool check metrics <"$T_TMP/$1" >"$T_TMP/promtool" 2>&1; then
+        t_ok "promtool check metrics passes ($1)"
+    else
+        t_not_ok "promtool check metrics passes ($1)"; sed 's/^/  promtool: /' "$T_TMP/promtool"
+    fi
+}
+NSL='{namespace="default"}'
+fetches() { sample "$OUT" "offloadfs_remote_fetches_total$NSL"; }
+errors() { sample "$OUT" "offloadfs_remote_fetch_errors_total$NSL"; }
+lerrors() { sample "$OUT" "offloadfs_remote_lookup_errors_total$NSL"; }
+hcount() { sample "$OUT" "offloadfs_remote_fetch_seconds_count$NSL"; }
+bucket() { sample "$OUT" "offloadfs_remote_fetch_seconds_bucket{namespace=\"default\",le=\"$1\"}"; }
+
+A=$T_TMP/a B=$T_TMP/b
+t_rc "A: init --remote" 0 $AGENTLINK --store "$A" init --remote "$URL"
+t_rc "B: init --remote (the same remote)" 0 $AGENTLINK --store "$B" init --remote "$URL"
+BREAL=$(realpath "$B")
+for i in 1 2 3 4 5 6 7; do
+    head -c $((1000 * i)) /dev/urandom >"$T_TMP/r$i"
+    $AGENTLINK --store "$A" put "r$i" <"$T_TMP/r$i" >/dev/null || t_not_ok "put r$i on A"
+done
+head -c $((1024 * 1024)) /dev/urandom >"$T_TMP/big"
+$AGENTLINK --store "$A" put big <"$T_TMP/big" >/dev/null || t_not_ok "put big on A"
+
+M=$T_TMP/mnt
+# remote_ttl=600: names looked up once stay known (the reads below then
+# reach the remote only for bytes); one retry of a 2 s stall (1 s can be
+# hit by a busy radosgw under valgrind).
+m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600,remote_stall=2,remote_retries=1 ||
+    { t_not_ok "mount B"; t_done; }
+t_wait_until "$WAIT" has_url "$M"
+URL_M=$(metrics_url "$M")
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    case $(readlink "/proc/$(m_pid "$M")/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
+    *) t_not_ok "the daemon runs under memcheck" ;; esac
+fi
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# A real Prometheus scrapes B's daemon every second from here on.
+PROM_PORT=$(free_port)
+cat >"$T_TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: offloadfs
+    static_configs:
+      - targets: ['$(sed 's|^http://\(.*\)/metrics$|\1|' <<<"$URL_M")']
+EOF
+prometheus --config.file="$T_TMP/prometheus.yml" --storage.tsdb.path="$T_TMP/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$T_TMP/prometheus.log" 2>&1 &
+prom_pid=$!
+t_on_exit "kill $prom_pid 2>/dev/null; wait $prom_pid 2>/dev/null"
+# query EXPR : the values of the series EXPR gives, one a line.
+query() {
+    curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+        python3 -c 'import json, sys
+for r in json.load(sys.stdin)["data"]["result"]: print(r["value"][1])' 2>/dev/null
+}
+query_is() { [ "$(query "$1")" = "$2" ]; }
+query_any() { [ -n "$(query "$1")" ]; }
+
+scrape m0
+t_eq "fresh daemon: offloadfs_remote_fetches_total 0" "$(fetches)" 0
+t_eq "  offloadfs_remote_fetch_errors_total 0" "$(errors)" 0
+t_eq "  offloadfs_remote_lookup_errors_total 0" "$(lerrors)" 0
+t_eq "  offloadfs_remote_pending_uploads 0, labelled with the store" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_eq "  the histogram's 13 buckets, 1 ms to 10 s, and +Inf" \
+    "$(grep -o 'le="[^"]*"' "$T_TMP/m0" | tr '\n' ' ')" \
+    'le="0.001" le="0.0025" le="0.005" le="0.01" le="0.025" le="0.05" le="0.1" le="0.25" le="0.5" le="1" le="2.5" le="5" le="10" le="+Inf" '
+t_eq "  every family has HELP and TYPE (12 + 5 remote)" \
+    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "17 17"
+t_eq "  types: a gauge, three counters, a histogram" \
+    "$(grep '^# TYPE offloadfs_remote' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
+    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_fetch_seconds histogram "
+
+bad=0
+for i in 1 2 3 4 5; do cmp -s "$M/r$i" "$T_TMP/r$i" || bad=1; done
+t_eq "five remote-only results read, exact bytes" "$bad" 0
+scrape m1
+t_eq "five first reads: 5 fetches" "$(fetches)" 5
+t_eq "  no errors" "$(errors)" 0
+t_eq "  the histogram counts them (count, +Inf bucket)" "$(hcount) $(bucket +Inf)" "5 5"
+t_check "  and their time (_sum > 0)" awk -v s="$(sample "$OUT" "offloadfs_remote_fetch_seconds_sum$NSL")" \
+    'BEGIN { exit !(s > 0) }'
+for i in 1 2 3 4 5; do cat "$M/r$i" >/dev/null; done
+scrape m2
+t_eq "read again (page cache): still 5 fetches" "$(fetches)" 5
+
+t_eq "a 1 MiB result read sequentially, one request at a time: exact bytes" \
+    "$(dd if="$M/big" bs=131072 iflag=direct 2>/dev/null | md5sum)" "$(md5sum <"$T_TMP/big")"
+scrape m3
+t_eq "  three fetches: 256 KiB, 512 KiB, the last 256 KiB" "$(fetches)" 8
+
+# r7 looked up on B, then replaced on A: B's inode is the old version.
+stat "$M/r6" "$M/r7" >/dev/null || t_not_ok "stat r6 r7 on B"
+printf 'r7 again\n' | $AGENTLINK --store "$A" put r7 >/dev/null || t_not_ok "replace r7 on A"
+dd if="$M/r7" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
+t_check "the old version of r7, gone from the remote: ENODATA" grep -q "No data available" "$T_TMP/err"
+scrape m4
+t_eq "  one fetch more (9), not an error" "$(fetches) $(errors)" "9 0"
+
+rgw_stop "$RGW" || t_not_ok "radosgw stopped"
+dd if="$M/r6" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
+t_check "radosgw stopped: a read of r6 (one request) fails with EIO" grep -q "Input/output error" "$T_TMP/err"
+scrape m5
+t_eq "  10 fetches, 1 error" "$(fetches) $(errors)" "10 1"
+t_eq "  the histogram counts it" "$(hcount)" 10
+t_eq "  above 1 s (two 2 s stalls): the le=\"1\" bucket holds the 9 others" "$(bucket 1)" 9
+t_eq "  no lookup error (r6 was looked up before)" "$(lerrors)" 0
+t_eq "radosgw stopped: a name not looked up before is EIO" "$(m_errno stat "$M/unknown")" EIO
+ls -f "$M" >/dev/null
+scrape m5b
+t_eq "  it and one listing (ls): 2 lookup errors, fetches unchanged" \
+    "$(lerrors) $(fetches) $(errors)" "2 10 1"
+t_rc "radosgw stopped: a put on B is pending (exit 5)" 5 timeout 60 \
+    env OFFLOADFS_REMOTE_STALL_SECONDS=2 OFFLOADFS_REMOTE_RETRIES=0 $AGENTLINK --store "$B" put p1 <"$T_TMP/r1"
+scrape m6
+t_eq "  offloadfs_remote_pending_uploads 1" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 1
+t_rc "agentlink stats --prometheus: exit 0" 0 $AGENTLINK --store "$B" stats --prometheus
+cp "$T_TMP/out" "$T_TMP/cli.prom"
+t_check "  promtool check metrics passes on it" bash -c "promtool check metrics <'$T_TMP/cli.prom' >/dev/null 2>&1"
+t_eq "  it says pending 1 too" "$(sample "$(cat "$T_TMP/cli.prom")" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 1
+FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_total_bytes|puts_total|evictions_total|removals_total|remote_pending_uploads)'
+t_eq "  and is the daemon's store part with the pending gauge, exactly" \
+    "$(grep -E "^(# (HELP|TYPE) )?$FAMILIES[ {]" "$T_TMP/m6")" "$(cat "$T_TMP/cli.prom")"
+t_check "  (no fetch families: those are the daemon's)" bash -c "! grep -q fetch '$T_TMP/cli.prom'"
+# doc/operating.md's third alert, as written, evaluated by Prometheus.
+ALERT=$(python3 - "$T_TOP/doc/operating.md" <<'PY2'
+import re, sys
+print(re.findall(r"```promql\n(.*?)```", open(sys.argv[1]).read(), re.S)[2].strip())
+PY2
+)
+t_check "Prometheus' API: offloadfs_remote_pending_uploads = 1" \
+    t_wait_until "$WAIT" query_is offloadfs_remote_pending_uploads 1
+t_eq "  offloadfs_remote_fetches_total = 10, fetch errors = 1, lookup errors = 2" \
+    "$(query offloadfs_remote_fetches_total) $(query offloadfs_remote_fetch_errors_total) $(query offloadfs_remote_lookup_errors_total)" \
+    "10 1 2"
+t_eq "  offloadfs_remote_fetch_seconds_count = 10" "$(query offloadfs_remote_fetch_seconds_count)" 10
+t_check "Prometheus: doc/operating.md's remote alert fires" t_wait_until "$WAIT" query_any "$ALERT"
+kill -CONT "$RGW"
+
+t_rc "radosgw back: agentlink sync uploads it (exit 0)" 0 timeout 60 $AGENTLINK --store "$B" sync
+scrape m7
+t_eq "  offloadfs_remote_pending_uploads 0" \
+    "$(sample "$OUT" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_eq "  and in stats --prometheus" \
+    "$($AGENTLINK --store "$B" stats --prometheus | sample "$(cat)" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
+t_check "radosgw back: r6 reads" cmp -s "$M/r6" "$T_TMP/r6"
+scrape m8
+t_eq "  11 fetches, still 1 error" "$(fetches) $(errors)" "11 1"
+# The mount's own counters count remote reads as local ones: 5 small
+# results, 8 O_DIRECT pieces of 128 KiB, r6; r7's ENODATA an evicted read.
+t_eq "offloadfs_reads_total counts the remote reads answered with data" \
+    "$(sample "$OUT" "offloadfs_reads_total$NSL")" 14
+t_eq "  offloadfs_read_bytes_total their bytes" "$(sample "$OUT" "offloadfs_read_bytes_total$NSL")" \
+    $((1000 + 2000 + 3000 + 4000 + 5000 + 1048576 + 6000))
+t_eq "  offloadfs_evicted_reads_total the version gone" \
+    "$(sample "$OUT" "offloadfs_evicted_reads_total$NSL")" 1
+
+# Every metric name doc/operating.md's alerts and queries use is served.
+names=$(grep -oE 'offloadfs_[a-z_]+' "$T_TOP/doc/operating.md" | sort -u)
+missing=
+for n in $names; do grep -qE "^($n[ {]|# TYPE $n )" "$T_TMP/m8" || missing+="$n "; done
+t_eq "every offloadfs_* name in doc/operating.md is served" "$missing" ""
+t_check "  (the remote alert's among them)" \
+    bash -c "grep -q offloadfs_remote_pending_uploads <<<'$names' && grep -q offloadfs_remote_fetch_errors_total <<<'$names'"
+
+rc=0; m_umount "$M" || rc=$?
+t_eq "B's daemon exits 0 after unmount" "$rc" 0
+t_done
