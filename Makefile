@@ -139,12 +139,12 @@ $(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
 	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # The tier's driver for the shell tests (before the tools' pattern rule).
-$(B)/tools/tierctl: tests/tools/tierctl.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+$(B)/tools/tierctl: tests/tools/tierctl.c tests/tools/readin.h $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
 	  $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
-$(B)/tools/%: tests/tools/%.c $(B)/libstore.a
+$(B)/tools/%: tests/tools/%.c tests/tools/readin.h $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a $(REQ_LIBS_STORE)
 

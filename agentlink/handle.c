@@ -524,18 +524,25 @@ const char *al_store_remote_message(const al_store *h)
     return h ? al_tier_message(h->tier) : "";
 }
 
+/* Reads the store's figures into *S under the handle's lock. Returns 0 or
+ * an AL_* error. */
+static int stats_locked(al_store *h, store_stats *s)
+{
+    pthread_mutex_lock(&h->mu);
+    int rc = attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, s));
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
 int al_store_max_result(al_store *h, uint64_t *in_force, uint64_t *configured)
 {
     store_stats s;
     int rc;
     if (!h)
         return EINVAL;
-    pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
-    if (rc == 0)
-        rc = al_err_from_store(store_stats_get(h->st, &s));
-    pthread_mutex_unlock(&h->mu);
-    if (rc)
+    if ((rc = stats_locked(h, &s)))
         return rc;
     if (in_force)
         *in_force = s.max_result_bytes;
@@ -550,12 +557,7 @@ int al_store_puts(al_store *h, uint64_t *puts)
     int rc;
     if (!h || !puts)
         return EINVAL;
-    pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
-    if (rc == 0)
-        rc = al_err_from_store(store_stats_get(h->st, &s));
-    pthread_mutex_unlock(&h->mu);
-    if (rc == 0)
+    if ((rc = stats_locked(h, &s)) == 0)
         *puts = s.puts;
     return rc;
 }

@@ -121,6 +121,21 @@ static int decode_frame(store *st, const struct dec_stream *s, uint64_t f)
     return rc ? rc : n == len ? 0 : STORE_ECORRUPT;
 }
 
+/* Decodes frame F of S into its slot SL, called with the lock held: marks
+ * SL busy, drops the lock while decoding, takes it again and marks SL
+ * ready (or empty on an error). Returns 0 or a store code. */
+static int slot_fill(struct ofs *fs, struct dec_stream *s, struct dec_slot *sl, uint64_t f)
+{
+    struct ofs_decode *d = fs->decode;
+    sl->state = SLOT_BUSY;
+    sl->frame = f;
+    pthread_mutex_unlock(&d->lock);
+    int rc = decode_frame(fs->st, s, f);
+    pthread_mutex_lock(&d->lock);
+    sl->state = rc ? SLOT_EMPTY : SLOT_READY;
+    return rc;
+}
+
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -273,12 +288,7 @@ static int pin_frames(struct ofs *fs, struct dec_stream *s, uint64_t i0, uint64_
             rc = DEC_FALLBACK;
             break;
         }
-        sl->state = SLOT_BUSY;
-        sl->frame = f;
-        pthread_mutex_unlock(&d->lock);
-        rc = decode_frame(fs->st, s, f);
-        pthread_mutex_lock(&d->lock);
-        sl->state = rc ? SLOT_EMPTY : SLOT_READY;
+        rc = slot_fill(fs, s, sl, f);
         pthread_cond_broadcast(&d->done);
         if (rc)
             break;
@@ -407,12 +417,7 @@ static void *decode_main(void *arg)
             continue;
         }
         struct dec_slot *sl = &s->slot[f % s->nslot];
-        sl->state = SLOT_BUSY;
-        sl->frame = f;
-        pthread_mutex_unlock(&d->lock);
-        rc = decode_frame(fs->st, s, f);
-        pthread_mutex_lock(&d->lock);
-        sl->state = rc ? SLOT_EMPTY : SLOT_READY;
+        rc = slot_fill(fs, s, sl, f);
         if (rc) {
             /* Replaced or evicted (or damaged): reads find out themselves. */
             s->gone = 1;

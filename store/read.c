@@ -144,17 +144,26 @@ static int chunks_read(const tx *t, uint64_t version, uint64_t chunk,
 
 /* ---- compressed values (frame.h) ------------------------------------- */
 
+/* Sets *V to the bytes of table row J of VERSION, unchecked. A missing
+ * row 0 is STORE_ENOTFOUND (the version is stored raw); any other missing
+ * row is STORE_ECORRUPT. */
+static int row_get(const tx *t, uint64_t version, uint32_t j, MDB_val *v)
+{
+    unsigned char k[12];
+    int rc;
+    data_key(k, version, FRAME_ROW_BASE + j);
+    if ((rc = db_get(t, DB_DATA, k, sizeof k, v)))
+        return rc == STORE_ENOTFOUND && j ? STORE_ECORRUPT : rc;
+    return 0;
+}
+
 /* Loads and checks table row J of VERSION into *R. A missing row 0 is
  * STORE_ENOTFOUND: the version is stored raw. */
 static int row_load(const tx *t, uint64_t version, uint32_t j, frame_row *r)
 {
-    unsigned char k[12];
     MDB_val v;
-    int rc;
-    data_key(k, version, FRAME_ROW_BASE + j);
-    if ((rc = db_get(t, DB_DATA, k, sizeof k, &v)))
-        return rc == STORE_ENOTFOUND && j ? STORE_ECORRUPT : rc;
-    return frame_row_decode(v.mv_data, v.mv_size, j, r);
+    int rc = row_get(t, version, j, &v);
+    return rc ? rc : frame_row_decode(v.mv_data, v.mv_size, j, r);
 }
 
 /* row_load() through Z, which keeps the row it checked last: a row of the
@@ -167,12 +176,10 @@ static int row_load(const tx *t, uint64_t version, uint32_t j, frame_row *r)
 static int row_load_z(const tx *t, struct zscratch *z, uint64_t version, uint32_t j,
                       frame_row *r)
 {
-    unsigned char k[12];
     MDB_val v;
     int rc;
-    data_key(k, version, FRAME_ROW_BASE + j);
-    if ((rc = db_get(t, DB_DATA, k, sizeof k, &v)))
-        return rc == STORE_ENOTFOUND && j ? STORE_ECORRUPT : rc;
+    if ((rc = row_get(t, version, j, &v)))
+        return rc;
     if (z->row_len && v.mv_size == z->row_len && z->row_j == j
         && !memcmp(v.mv_data, z->row_bytes, v.mv_size)) {
         *r = z->row;

@@ -6,31 +6,13 @@
 # Also: a put killed mid-upload stays pending and sync sends it; radosgw
 # killed -9 and started again: reads work again without a remount.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
-# Stops radosgw and waits until every thread of it is stopped ("T"):
-# kill returns before a busy process has taken the stop.
-rgw_stop() {
-    local pid=$1 t all
-    kill -STOP "$pid"
-    for _ in $(seq 100); do
-        all=1
-        for t in /proc/"$pid"/task/*/stat; do
-            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
-        done
-        [ -n "$all" ] && return 0
-        sleep 0.02
-    done
-    echo "  radosgw $pid did not stop"
-}
 m_require_fuse
 TIER=$T_BUILD/tools/tierctl
-if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_DIR:-}" ]; then
-    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
-fi
+r_require_s3
 URL=s3://$OFFLOADFS_S3_BUCKET/hosts-$$-$(date +%s%N)
 HOSTS=8 WRITERS=4 EACH=3
-rgw_pid() { cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid"; }
-t_on_exit 'kill -CONT $(rgw_pid) 2>/dev/null'
 
 # The bytes of KEY: deterministic, 1-40 KB, so any host can check them.
 content() { local n=$(( ($(cksum <<<"$1" | cut -d' ' -f1) % 40000) + 1000 )); yes "$1" | head -c "$n"; }

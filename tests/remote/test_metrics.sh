@@ -16,11 +16,10 @@
 #   The mount's reads and evicted reads count remote reads too.
 # Under make test-valgrind the daemon runs under memcheck.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 m_require_fuse
-if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
-    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
-fi
+r_require_s3
 for tool in promtool prometheus curl; do
     command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
 done
@@ -33,23 +32,6 @@ if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
     M_MOUNT_WAIT=$WAIT
 fi
 URL=s3://$OFFLOADFS_S3_BUCKET/metrics-$$-$(date +%s%N)
-RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
-t_on_exit "kill -CONT $RGW 2>/dev/null"
-# Stops radosgw and waits until every thread of it is stopped ("T"):
-# kill returns before a busy process has taken the stop.
-rgw_stop() {
-    local pid=$1 t all
-    kill -STOP "$pid"
-    for _ in $(seq 100); do
-        all=1
-        for t in /proc/"$pid"/task/*/stat; do
-            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
-        done
-        [ -n "$all" ] && return 0
-        sleep 0.02
-    done
-    echo "  radosgw $pid did not stop"; return 1
-}
 
 # sample TEXT NAME : the value of sample NAME (exactly, labels included) in TEXT.
 sample() { N=$2 awk '$1 == ENVIRON["N"] {print $2}' <<<"$1"; }

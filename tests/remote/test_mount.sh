@@ -8,30 +8,12 @@
 #   unaffected, a write pending (exit 5) then synced; back again: reads
 #   work without a remount.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
-# Stops radosgw and waits until every thread of it is stopped ("T"):
-# kill returns before a busy process has taken the stop.
-rgw_stop() {
-    local pid=$1 t all
-    kill -STOP "$pid"
-    for _ in $(seq 100); do
-        all=1
-        for t in /proc/"$pid"/task/*/stat; do
-            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
-        done
-        [ -n "$all" ] && return 0
-        sleep 0.02
-    done
-    echo "  radosgw $pid did not stop"
-}
 m_require_fuse
 TIER=$T_BUILD/tools/tierctl
-if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
-    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
-fi
+r_require_s3
 URL=s3://$OFFLOADFS_S3_BUCKET/mount-$$-$(date +%s%N)
-RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
-t_on_exit "kill -CONT $RGW 2>/dev/null"
 
 A=$(m_store a) && B=$(m_store b) || { t_not_ok "make two stores"; t_done; }
 "$TIER" "$A" remote "$URL" && "$TIER" "$B" remote "$URL" || { t_not_ok "set the remote"; t_done; }

@@ -14,6 +14,7 @@
  * be fast (100,000 entries) and for tests that want no policy in the way.
  */
 #include "store/store.h"
+#include "readin.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,24 +25,6 @@ static int fail(const char *what, int rc)
 {
     fprintf(stderr, "storectl: %s: %s\n", what, store_strerror(rc));
     return 1;
-}
-
-static int read_stdin(char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n;
-    *len = 0;
-    if (!(*buf = malloc(cap)))
-        return 1;
-    while ((n = fread(*buf + *len, 1, cap - *len, stdin)) > 0) {
-        *len += n;
-        if (*len == cap) {
-            char *b = realloc(*buf, cap *= 2);
-            if (!b)
-                return 1;
-            *buf = b;
-        }
-    }
-    return ferror(stdin) ? 1 : 0;
 }
 
 static int cmd_init(store *st, int argc, char **argv)
@@ -68,7 +51,7 @@ static int cmd_put(store *st, int argc, char **argv)
     int rc;
     if (argc < 1)
         return 2;
-    if (read_stdin(&buf, &len)) {
+    if (tool_read_stdin(&buf, &len)) {
         free(buf);
         return fail("stdin", 5);
     }

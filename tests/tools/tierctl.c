@@ -10,28 +10,11 @@
  * failed (pending). Messages on stderr.
  */
 #include "tier/tier.h"
+#include "readin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int read_stdin(char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n;
-    *len = 0;
-    if (!(*buf = malloc(cap)))
-        return 1;
-    while ((n = fread(*buf + *len, 1, cap - *len, stdin)) > 0) {
-        *len += n;
-        if (*len == cap) {
-            char *b = realloc(*buf, cap *= 2);
-            if (!b)
-                return 1;
-            *buf = b;
-        }
-    }
-    return ferror(stdin) ? 1 : 0;
-}
 
 static int run(store *st, tier *t, remote_conn *c, int argc, char **argv)
 {
@@ -41,7 +24,7 @@ static int run(store *st, tier *t, remote_conn *c, int argc, char **argv)
         char *buf;
         size_t len;
         store_meta m = {argc > 5 ? argv[5] : NULL, 0, 0, 0};
-        if (read_stdin(&buf, &len))
+        if (tool_read_stdin(&buf, &len))
             return 1;
         rc = tier_put(t, c, ns, argv[3], buf, len, &m, NULL, NULL);
         free(buf);
