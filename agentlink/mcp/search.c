@@ -134,7 +134,7 @@ struct mcp_search_job {
 int mcp_search_start(const char *data, size_t len, const regex_t *re, uint64_t offset,
                      uint64_t max, double seconds, mcp_search_job **out)
 {
-    mcp_search_job *j;
+    mcp_search_job *j = NULL; /* set once the child runs (gcc -O1 cannot see it) */
     size_t size;
     found *f;
     int p[2], e;
