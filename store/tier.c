@@ -52,7 +52,8 @@ int pend_del(const tx *t, uint64_t version)
 }
 
 /* Walks the marks of PREFIX: FN(ARG, version, name, len) for each, in
- * order. */
+ * order. A nonzero value of FN stops the walk and is returned (a positive
+ * one as it is: map_err() keeps errno values). */
 static int mark_walk(const tx *t, const char *prefix, int (*fn)(void *, uint64_t, const char *, size_t),
                      void *arg)
 {
