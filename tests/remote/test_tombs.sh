@@ -61,19 +61,25 @@ t_eq "B: k1 is ENODATA" "$(m_errno open_r "$MB/k1")" ENODATA
 t_eq "B: k2 is ENODATA" "$(m_errno open_r "$MB/k2")" ENODATA
 t_check "B: k3 reads the new bytes" cmp -s "$MB/k3" "$T_TMP/k3b"
 
-# sync alone sends a pending tombstone.
-printf 'result k4\n' >"$T_TMP/k4"
-t_rc "A: put k4 (uploaded)" 0 $AL --store "$A" put k4 <"$T_TMP/k4"
+# sync alone sends pending tombstones (rm and drop-referenced).
+for k in k4 k5; do
+    printf 'result %s\n' "$k" >"$T_TMP/$k"
+    t_rc "A: put $k (uploaded)" 0 $AL --store "$A" put "$k" <"$T_TMP/$k"
+done
 rgw_stop "$RGW"
 t_rc "radosgw stopped: A: rm k4 exits 5" 5 timeout 30 $AL --store "$A" rm k4
+echo "see /large_tool_results/k5 here" >"$T_TMP/ref"
+t_rc "radosgw stopped: A: drop-referenced k5 exits 5" 5 timeout 30 $AL --store "$A" drop-referenced <"$T_TMP/ref"
 t_rc "radosgw stopped: sync exits 5" 5 timeout 30 $AL --store "$A" sync
-t_eq "  and says 1 pending" "$(cat "$T_TMP/out")" "0 uploaded, 1 pending"
+t_eq "  and says 2 pending" "$(cat "$T_TMP/out")" "0 uploaded, 2 pending"
 kill -CONT "$RGW"
 t_check "radosgw back: B still serves k4" cmp -s "$MB/k4" "$T_TMP/k4"
+t_check "  and k5" cmp -s "$MB/k5" "$T_TMP/k5"
 t_rc "A: sync exits 0" 0 timeout 30 $AL --store "$A" sync
-t_eq "  sends the tombstone" "$(cat "$T_TMP/out")" "1 uploaded, 0 pending"
+t_eq "  sends both tombstones" "$(cat "$T_TMP/out")" "2 uploaded, 0 pending"
 t_eq "  stats: 0 pending" "$(pending)" 0
 t_eq "B: k4 is ENODATA" "$(m_errno open_r "$MB/k4")" ENODATA
+t_eq "B: k5 is ENODATA" "$(m_errno open_r "$MB/k5")" ENODATA
 t_check "B: k3 still reads the new bytes" cmp -s "$MB/k3" "$T_TMP/k3b"
 
 m_umount "$MB"; t_eq "offloadfs on B exits 0 after unmount" "$?" 0
