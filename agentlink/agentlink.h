@@ -512,7 +512,8 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
  * pending, al_store_remote_message() says why, and al_store_sync() or a
  * later write sends it. Removals (al_store_remove, drop-referenced) leave a
  * tombstone on the remote; when that fails they return AL_EREMOTE after
- * the local removal. */
+ * the local removal, and the tombstone is pending in the store:
+ * al_store_sync() or a later write sends it. */
 
 /* Sets the store's remote to URL ("s3://BUCKET[/PREFIX]"; NULL, "" or
  * "none" removes it), creating the store when missing. A URL is checked
@@ -530,8 +531,9 @@ int al_store_remote(al_store *h, char *buf, size_t cap);
  * the next call on H. Never names a secret. */
 const char *al_store_remote_message(const al_store *h);
 
-/* Uploads every result pending in the store (all namespaces). *UPLOADED,
- * *LEFT (may be NULL) get the counts. Returns 0 when nothing is left
+/* Uploads every result pending in the store (all namespaces), then writes
+ * every pending tombstone. *UPLOADED, *LEFT (may be NULL) get the counts,
+ * tombstones included. Returns 0 when nothing is left
  * pending, AL_EUPLOAD when some is (al_store_remote_message() says why),
  * AL_EREMOTE when the remote cannot be used, AL_ENOSTORE; a store naming no
  * remote has nothing to send (0). */

@@ -82,15 +82,6 @@ void al_tier_fail(al_tier *at, int rc)
     snprintf(at->msg, sizeof at->msg, "%s", m[0] ? m : tier_strerror(rc));
 }
 
-static int any_pending(const char *ns, const char *key, uint64_t version, void *ctx)
-{
-    (void)ns;
-    (void)key;
-    (void)version;
-    (void)ctx;
-    return 1;
-}
-
 int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, uint64_t version)
 {
     int has, rc = al_tier_use(st, tp, &has);
@@ -108,7 +99,7 @@ int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, 
     (*tp)->msg[0] = '\0';
     /* The remote works: send what earlier writes left pending (those that
      * fail stay pending; not this write's error). */
-    if (store_pending_list(st, any_pending, NULL) == 1)
+    if (tier_has_pending((*tp)->t))
         tier_sync((*tp)->t, (*tp)->c, NULL, NULL, NULL, NULL);
     return 0;
 }

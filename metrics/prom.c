@@ -101,8 +101,9 @@ int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns)
 int prom_pending_write(FILE *f, uint64_t pending, const char *store)
 {
     one(f, "offloadfs_remote_pending_uploads", "gauge",
-        "Results stored here but not yet on the store's remote, all namespaces "
-        "(kept in the store; agentlink sync uploads them).",
+        "Results stored here but not yet on the store's remote, and removals whose "
+        "tombstone is not yet there, all namespaces (kept in the store; agentlink sync "
+        "sends them).",
         store ? "store" : NULL, store, pending);
     return done(f);
 }

@@ -81,8 +81,8 @@ int prom_store_write(FILE *f, const prom_store_figures *s, const char *store);
 int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns);
 
 /* Writes offloadfs_remote_pending_uploads, the gauge of the store's
- * results pending upload to its remote (store_stats.pending, every
- * namespace), labelled store="STORE" as prom_store_write() does. Only for
+ * results pending upload to its remote and removals whose tombstone is
+ * pending (store_stats.pending, every namespace), labelled store="STORE" as prom_store_write() does. Only for
  * a store that names a remote. */
 int prom_pending_write(FILE *f, uint64_t pending, const char *store);
 

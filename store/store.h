@@ -326,7 +326,9 @@ typedef struct store_stats {
     uint64_t file_bytes;       /* size of data.mdb on disk */
     uint64_t stored_bytes;     /* bytes the live values occupy (compressed):
                                   what max_total_bytes bounds */
-    uint64_t pending;          /* live versions pending upload to the remote */
+    uint64_t pending;          /* what waits for the remote: live versions
+                                  pending upload, and removals whose
+                                  tombstone is pending */
 } store_stats;
 
 /* Fills *OUT in one read transaction. puts, evictions and removals live in
@@ -346,8 +348,12 @@ int store_stats_get(store *st, store_stats *out);
  * killed before its upload leaves it pending, never lost; the uploader
  * clears the mark once the remote has it. A pending version is not
  * evicted (a write that would need it gone fails with STORE_EPENDING) and
- * its mark goes with it when it is replaced or removed. Earlier versions
- * of offloadfs ignore both records. */
+ * its mark goes with it when it is replaced or removed. Likewise
+ * store_remove() marks the removal's tombstone pending in its own
+ * transaction; the remover clears the mark once the tombstone is written,
+ * and a later store_put() of the same name drops it (the new result
+ * replaces the object). Earlier versions of offloadfs ignore these
+ * records. */
 #define STORE_REMOTE_MAX 1024u /* bytes in a remote URL */
 
 /* Copies the store's remote URL into BUF (CAP bytes, terminated); "" when
@@ -373,6 +379,15 @@ typedef int (*store_pending_fn)(const char *ns, const char *key, uint64_t versio
 /* Lists the pending versions of every namespace in one read transaction;
  * FN runs after it ended. Errors: ENOMEM, LMDB failures, FN's value. */
 int store_pending_list(store *st, store_pending_fn fn, void *ctx);
+
+/* Lists the removals whose tombstone is pending, oldest first, as
+ * store_pending_list() does (VERSION: the version removed). */
+int store_tomb_pending_list(store *st, store_pending_fn fn, void *ctx);
+
+/* Drops the tombstone marks of (NS, KEY) (its tombstone is written). None
+ * is fine, and then no write transaction is taken. Errors: STORE_ENAME_*,
+ * STORE_ERDONLY, LMDB failures. */
+int store_tomb_pending_clear(store *st, const char *ns, const char *key);
 
 /* ---- Learning what changed ------------------------------------------- */
 /* A cheap token that changes whenever any process commits a write: the id

@@ -169,8 +169,15 @@ int pend_is(const tx *t, uint64_t version);
 /* Marks VERSION of NAME pending / drops its mark (absent is fine). */
 int pend_set(const tx *t, uint64_t version, const char *name, size_t len);
 int pend_del(const tx *t, uint64_t version);
-/* Counts the marks. */
+/* Counts the marks, pending uploads and pending tombstones. */
 int pend_count(const tx *t, uint64_t *n);
+/* Removals whose tombstone waits for the remote: "ptmb" + be64(version
+ * removed), their value the name (ns \0 key). */
+#define PTOMB_PREFIX "ptmb"
+/* Marks the removal of VERSION of NAME as waiting for its tombstone. */
+int ptomb_set(const tx *t, uint64_t version, const char *name, size_t len);
+/* Drops every tombstone mark of NAME (none is fine). */
+int ptomb_drop_name(const tx *t, const char *name, size_t len);
 /* 1 when the store names a remote, 0 when not, or an error (< 0). */
 int tier_remote_is_set(const tx *t);
 

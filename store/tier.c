@@ -1,8 +1,10 @@
 /* tier.c -- what the store keeps for the remote tier: the remote's URL
- * (the "remote" meta record) and the marks of versions pending upload
- * ("pend" + be64 version -> name). Keyed by version, so the marks list
- * oldest first and a replaced version's mark cannot stand for the new
- * one. No network here: the store only remembers. */
+ * (the "remote" meta record), the marks of versions pending upload
+ * ("pend" + be64 version -> name) and the marks of removals whose
+ * tombstone is pending ("ptmb" + be64 removed version -> name). Keyed by
+ * version, so the marks list oldest first and a replaced version's mark
+ * cannot stand for the new one (and a key fits LMDB's 511 bytes, which
+ * a prefixed name would not). No network here: the store only remembers. */
 #include "store/store_int.h"
 
 #include <errno.h>
@@ -11,10 +13,16 @@
 
 #define REMOTE_REC "remote"
 
+/* The key of a mark: PREFIX (4 bytes) + be64 VERSION. */
+static void mark_key(unsigned char *k, const char *prefix, uint64_t version)
+{
+    memcpy(k, prefix, 4);
+    rec_be64(k + 4, version);
+}
+
 void pend_key(unsigned char *k, uint64_t version)
 {
-    memcpy(k, PEND_PREFIX, 4);
-    rec_be64(k + 4, version);
+    mark_key(k, PEND_PREFIX, version);
 }
 
 int pend_is(const tx *t, uint64_t version)
@@ -43,18 +51,21 @@ int pend_del(const tx *t, uint64_t version)
     return rc == STORE_ENOTFOUND ? 0 : rc;
 }
 
-/* Walks the marks: FN(ARG, version, name, len) for each, in order. */
-static int pend_walk(const tx *t, int (*fn)(void *, uint64_t, const char *, size_t), void *arg)
+/* Walks the marks of PREFIX: FN(ARG, version, name, len) for each, in
+ * order. A nonzero value of FN stops the walk and is returned (a positive
+ * one as it is: map_err() keeps errno values). */
+static int mark_walk(const tx *t, const char *prefix, int (*fn)(void *, uint64_t, const char *, size_t),
+                     void *arg)
 {
     MDB_cursor *c;
     unsigned char k0[PEND_KEY_LEN];
     MDB_val key = {sizeof k0, k0}, val;
     int rc;
-    pend_key(k0, 0);
+    mark_key(k0, prefix, 0);
     if ((rc = mdb_cursor_open(t->txn, db(t, DB_META), &c)))
         return map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
-    while (rc == 0 && key.mv_size == PEND_KEY_LEN && memcmp(key.mv_data, PEND_PREFIX, 4) == 0) {
+    while (rc == 0 && key.mv_size == PEND_KEY_LEN && memcmp(key.mv_data, prefix, 4) == 0) {
         if (val.mv_size > NAME_BUF) {
             rc = MDB_CORRUPTED;
             break;
@@ -81,8 +92,47 @@ static int count_one(void *arg, uint64_t version, const char *name, size_t len)
 
 int pend_count(const tx *t, uint64_t *n)
 {
+    int rc;
     *n = 0;
-    return pend_walk(t, count_one, n);
+    if ((rc = mark_walk(t, PEND_PREFIX, count_one, n)))
+        return rc;
+    return mark_walk(t, PTOMB_PREFIX, count_one, n);
+}
+
+int ptomb_set(const tx *t, uint64_t version, const char *name, size_t len)
+{
+    unsigned char k[PEND_KEY_LEN];
+    mark_key(k, PTOMB_PREFIX, version);
+    return db_put(t, DB_META, k, sizeof k, name, len, 0);
+}
+
+typedef struct name_find {
+    const char *name;
+    size_t len;
+    uint64_t version;
+} name_find;
+
+static int find_name(void *arg, uint64_t version, const char *name, size_t len)
+{
+    name_find *f = arg;
+    if (len != f->len || memcmp(name, f->name, len) != 0)
+        return 0;
+    f->version = version;
+    return 1;
+}
+
+int ptomb_drop_name(const tx *t, const char *name, size_t len)
+{
+    name_find f = {name, len, 0};
+    unsigned char k[PEND_KEY_LEN];
+    int rc;
+    /* one mark per removal: almost always none or one */
+    while ((rc = mark_walk(t, PTOMB_PREFIX, find_name, &f)) == 1) {
+        mark_key(k, PTOMB_PREFIX, f.version);
+        if ((rc = db_del(t, DB_META, k, sizeof k)))
+            return rc;
+    }
+    return rc;
 }
 
 int tier_remote_is_set(const tx *t)
@@ -174,14 +224,15 @@ static int collect(void *arg, uint64_t version, const char *name, size_t len)
     return 0;
 }
 
-int store_pending_list(store *st, store_pending_fn fn, void *ctx)
+/* Lists the marks of PREFIX as store_pending_list() does. */
+static int marks_list(store *st, const char *prefix, store_pending_fn fn, void *ctx)
 {
     pend_vec pv = {0};
     tx t;
     int rc = tx_begin(st, 0, &t);
     if (rc)
         return rc;
-    rc = pend_walk(&t, collect, &pv);
+    rc = mark_walk(&t, prefix, collect, &pv);
     tx_abort(&t);
     for (size_t i = 0; !rc && i < pv.n; i++) {
         /* the name is ns \0 key: terminate the key */
@@ -197,4 +248,36 @@ int store_pending_list(store *st, store_pending_fn fn, void *ctx)
     }
     free(pv.v);
     return rc;
+}
+
+int store_pending_list(store *st, store_pending_fn fn, void *ctx)
+{
+    return marks_list(st, PEND_PREFIX, fn, ctx);
+}
+
+int store_tomb_pending_list(store *st, store_pending_fn fn, void *ctx)
+{
+    return marks_list(st, PTOMB_PREFIX, fn, ctx);
+}
+
+int store_tomb_pending_clear(store *st, const char *ns, const char *key)
+{
+    char name[NAME_BUF];
+    size_t nlen;
+    name_find f;
+    tx t;
+    int rc = name_make(ns, key, name, &nlen);
+    if (rc)
+        return rc;
+    /* look first: no write transaction when nothing is marked (gc --remote) */
+    if ((rc = tx_begin(st, 0, &t)))
+        return rc;
+    f = (name_find){name, nlen, 0};
+    rc = mark_walk(&t, PTOMB_PREFIX, find_name, &f);
+    tx_abort(&t);
+    if (rc != 1)
+        return rc;
+    if ((rc = tx_begin(st, 1, &t)))
+        return rc;
+    return tx_end(&t, ptomb_drop_name(&t, name, nlen));
 }

@@ -137,7 +137,8 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
         || (rc = db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
         || (rc = db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
         || (rc = log_change(&t, &s, name, nlen, old, e.version))
-        || (pending && (rc = pend_set(&t, e.version, name, nlen))))
+        || (pending && (rc = pend_set(&t, e.version, name, nlen)))
+        || (pending && (rc = ptomb_drop_name(&t, name, nlen))))
         goto out;
     s.live_bytes += len;
     s.stored += stored;
@@ -209,6 +210,9 @@ int store_remove(store *st, const char *ns, const char *key)
     if (rc || (rc = entry_drop(&t, &s, name, nlen, &e))
         || (rc = tomb_add(&t, &s, name, nlen, e.version, STORE_REASON_REMOVED))
         || (rc = log_change(&t, &s, name, nlen, e.version, 0)))
+        return tx_end(&t, rc);
+    /* On a store with a remote the tombstone is pending until written */
+    if ((rc = tier_remote_is_set(&t)) < 0 || (rc && (rc = ptomb_set(&t, e.version, name, nlen))))
         return tx_end(&t, rc);
     s.removals++;
     return wake_after_commit(st, tx_end(&t, state_save(&t, &s)), s.gen);

@@ -63,13 +63,14 @@ int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key)
 {
     char name[TIER_NAME_MAX];
     remote_meta m = {NULL, NULL, 0, (int64_t)time(NULL)};
-    (void)t;
     tier_name(name, sizeof name, ns, key, 1);
     int rc = remote_put_buf(c, name, "", 0, &m);
     if (rc)
         return rc;
     tier_name(name, sizeof name, ns, key, 0);
-    return remote_delete(c, name);
+    if ((rc = remote_delete(c, name)))
+        return rc;
+    return store_tomb_pending_clear(t->st, ns, key);
 }
 
 int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote_info *info)

@@ -92,14 +92,24 @@ int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const voi
  * MSG the connection's message. */
 typedef void (*tier_report_fn)(void *ctx, const char *ns, const char *key, int rc, const char *msg);
 
-/* Uploads every pending result, oldest first; FN (may be NULL) hears of
- * each. *UPLOADED and *LEFT (may be NULL) get the counts. Returns 0 when
- * nothing is left pending, TIER_EPENDING otherwise, or a store error. */
+/* Uploads every pending result, oldest first, then writes every pending
+ * tombstone as tier_remove() does (a name written here again since is
+ * live: its mark is dropped, nothing sent); FN (may be NULL) hears of
+ * each. *UPLOADED and *LEFT (may be NULL) get the counts, tombstones
+ * included. Returns 0 when nothing is left pending, TIER_EPENDING
+ * otherwise, or a store error. */
 int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *uploaded,
               unsigned *left);
 
+/* 1 when T's store has anything pending for the remote (an upload or a
+ * tombstone), else 0. */
+int tier_has_pending(tier *t);
+
 /* Removes (NS, KEY) from the remote: writes its tombstone, then deletes
- * the object (so no host ever finds neither). Errors: REMOTE_E*. */
+ * the object (so no host ever finds neither), then drops the store's
+ * pending marks of that tombstone (store_remove() set them). Errors:
+ * REMOTE_E* (the marks stay: tier_sync() sends the tombstone later),
+ * store errors. */
 int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key);
 
 /* Garbage collection for operators (agentlink gc --remote): removes, with

@@ -91,6 +91,12 @@ static int any_pending(const char *ns, const char *key, uint64_t version, void *
     return 1;
 }
 
+int tier_has_pending(tier *t)
+{
+    return store_pending_list(t->st, any_pending, NULL) == 1
+        || store_tomb_pending_list(t->st, any_pending, NULL) == 1;
+}
+
 int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const void *data, size_t len,
              const store_meta *meta, const char *call_id, store_entry *out)
 {
@@ -107,7 +113,7 @@ int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const voi
         return TIER_EPENDING;
     /* The remote works again: send what earlier writes left pending. A
      * failure here is theirs, not this write's: they stay pending. */
-    if (store_pending_list(t->st, any_pending, NULL) == 1)
+    if (tier_has_pending(t))
         tier_sync(t, c, NULL, NULL, NULL, NULL);
     return 0;
 }
@@ -139,13 +145,33 @@ static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
     return 0;
 }
 
+/* One pending tombstone: written as tier_remove() does, unless the name
+ * is live here again (its put dropped the mark; this one was listed
+ * before). STORE_EGONE when nothing was to be sent. */
+static int tomb_send(tier *t, remote_conn *c, const char *ns, const char *key)
+{
+    store_entry e;
+    int rc = store_lookup(t->st, ns, key, &e, NULL);
+    if (rc == 0) {
+        rc = store_tomb_pending_clear(t->st, ns, key);
+        return rc ? rc : STORE_EGONE;
+    }
+    return tier_remove(t, c, ns, key);
+}
+
 int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *uploaded, unsigned *left)
 {
     pend_vec pv = {0};
     unsigned up = 0, bad = 0;
+    size_t uploads = 0;
     int rc = store_pending_list(t->st, collect, &pv);
+    if (!rc) {
+        uploads = pv.n;
+        rc = store_tomb_pending_list(t->st, collect, &pv);
+    }
     for (size_t i = 0; !rc && i < pv.n; i++) {
-        int r = tier_upload(t, c, pv.v[i].ns, pv.v[i].key, pv.v[i].version, NULL);
+        int r = i < uploads ? tier_upload(t, c, pv.v[i].ns, pv.v[i].key, pv.v[i].version, NULL)
+                            : tomb_send(t, c, pv.v[i].ns, pv.v[i].key);
         if (r == STORE_EGONE)
             continue; /* replaced or removed since the listing: its mark went with it */
         if (fn)

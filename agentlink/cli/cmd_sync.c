@@ -1,5 +1,5 @@
-/* cmd_sync.c -- agentlink sync: upload what is pending for the store's
- * remote (doc/remote.md). Exit 0 when nothing is left pending, 5 when some
+/* cmd_sync.c -- agentlink sync: send what is pending for the store's
+ * remote, uploads and tombstones (doc/remote.md). Exit 0 when nothing is left pending, 5 when some
  * is (the remote still fails: the message says why), 1 otherwise. */
 #include "agentlink/cli/cli.h"
 
@@ -31,7 +31,8 @@ int cmd_sync(opts *o, int argc, char **argv)
             ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
         }
         if (rc == AL_EUPLOAD && ex == EX_OK) {
-            cli_msg("%u result%s still pending: %s", left, left == 1 ? "" : "s",
+            cli_msg("%u result%s or tombstone%s still pending: %s", left, left == 1 ? "" : "s",
+                    left == 1 ? "" : "s",
                     al_store_remote_message(h));
             ex = EX_REMOTE;
         }

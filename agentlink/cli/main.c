@@ -36,7 +36,7 @@ static const char usage_text[] =
     "  init --remote s3://BUCKET[/PREFIX] | --remote none\n"
     "                        record the store's remote tier (checked first), or\n"
     "                        drop it (doc/remote.md; AWS_* variables, ~/.aws)\n"
-    "  sync                  upload the results pending for the remote\n"
+    "  sync                  send what is pending for the remote (uploads, tombstones)\n"
     "  gc --remote [--max-age SECONDS] [--max-bytes N]\n"
     "                        remove the remote's results older than SECONDS or\n"
     "                        the oldest beyond N bytes, leaving tombstones\n"

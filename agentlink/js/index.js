@@ -71,6 +71,12 @@ const KEY_CACHE_MAX = 4096;
 const MOUNT_RECHECK_MS = 5_000;
 /** Mounts whose answer is remembered at most (oldest dropped first). */
 const MOUNT_VERDICTS_MAX = 64;
+/**
+ * The CLI's exit status for "stored here, not yet on the store's remote
+ * tier" (doc/contract.md): the write succeeded on this host and the result
+ * is pending upload (`agentlink sync`, or the next write, sends it).
+ */
+const EXIT_PENDING = 5;
 
 /**
  * Extensions deepagents treats as binary (its getMimeType/isTextMimeType):
@@ -464,7 +470,11 @@ export class OffloadBackend {
    * @param {string} content The text (base64 for binary types such as .png,
    *   as deepagents sends them).
    * @returns {Promise<{path?: string, filesUpdate?: null, metadata?: object,
-   *   error?: string}>} On failure an error, which deepagents' eviction turns
+   *   error?: string}>} The path, and metadata.offloadfs the file under the
+   *   mount. On a store with a remote tier whose upload failed the write
+   *   still succeeds (the result is stored and readable here):
+   *   metadata.pending then holds the CLI's line saying why it is not yet on
+   *   the remote. On failure an error, which deepagents' eviction turns
    *   into "the result could not be saved"; nothing is lost silently.
    */
   async write(filePath, content) {
@@ -475,7 +485,9 @@ export class OffloadBackend {
       : Buffer.from(String(content ?? ""), "utf8");
     const put = await this.#put(name, bytes);
     if (put.error) return { error: `Error writing file '${filePath}': ${put.error}` };
-    return { path: filePath, filesUpdate: null, metadata: { offloadfs: put.mountPath } };
+    const metadata = { offloadfs: put.mountPath };
+    if (put.pending) metadata.pending = put.pending;
+    return { path: filePath, filesUpdate: null, metadata };
   }
 
   /**
@@ -653,16 +665,25 @@ export class OffloadBackend {
     return { key };
   }
 
-  /** `agentlink put` of BYTES under NAME's key. Resolves { mountPath } or { error }. */
+  /**
+   * `agentlink put` of BYTES under NAME's key. Resolves { mountPath }, or
+   * { mountPath, pending } when the CLI exits 5 (stored here, not yet on
+   * the store's remote tier: PENDING is the CLI's line saying why), or
+   * { error }.
+   */
   async #put(name, bytes) {
     const k = await this.#keyOf(name);
     if (k.error) return k;
     const named = `${NAMED_TOOL_PREFIX}${name}`;
     const tool = k.key !== name && isToolName(named) ? named : TOOL;
     const r = await runCli(this.#cli, this.#cliArgs("put", "--tool", tool, "--", k.key), bytes);
-    if (r.code !== 0) return { error: this.#cliFailure(r) };
+    if (r.code !== 0 && r.code !== EXIT_PENDING) return { error: this.#cliFailure(r) };
     // Only the newline put ends with: a key may end in a space.
-    return { mountPath: r.stdout.toString("utf8").replace(/\n$/, "") };
+    const mountPath = r.stdout.toString("utf8").replace(/\n$/, "");
+    if (r.code === EXIT_PENDING) {
+      return { mountPath, pending: r.stderr || "stored here, not yet on the remote (pending)" };
+    }
+    return { mountPath };
   }
 
   /**

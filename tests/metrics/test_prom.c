@@ -158,7 +158,8 @@ static void pending_write_should_give_a_gauge_labelled_with_the_store(void **sta
     assert_int_equal(prom_pending_write(o.f, 2, "/var/lib/offloadfs"), 0);
     out_expect(&o,
         "# HELP offloadfs_remote_pending_uploads Results stored here but not yet on the "
-        "store's remote, all namespaces (kept in the store; agentlink sync uploads them).\n"
+        "store's remote, and removals whose tombstone is not yet there, all namespaces "
+        "(kept in the store; agentlink sync sends them).\n"
         "# TYPE offloadfs_remote_pending_uploads gauge\n"
         "offloadfs_remote_pending_uploads{store=\"/var/lib/offloadfs\"} 2\n");
 }

@@ -82,7 +82,54 @@ static void pending_marks_should_list_and_clear(void **state)
     assert_int_equal(put_pending(f->st, "d", 5, 1, NULL), 0);
     assert_int_equal(store_remove(f->st, "ns", "d"), 0);
     assert_int_equal(store_stats_get(f->st, &st), 0);
-    assert_int_equal(st.pending, 0);
+    assert_int_equal(st.pending, 1); /* d's upload mark went; its tombstone's came */
+    s.n = 0;
+    assert_int_equal(store_pending_list(f->st, record, &s), 0);
+    assert_int_equal(s.n, 0);
+}
+
+static void removals_should_mark_their_tombstone_pending(void **state)
+{
+    struct fx *f = *state;
+    store_entry a, b;
+    store_stats st;
+    seen s = {0};
+    assert_int_equal(put_pending(f->st, "a", 1, 1, &a), 0);
+    assert_int_equal(put_pending(f->st, "b", 2, 1, &b), 0);
+    assert_int_equal(put_pending(f->st, "n", 3, 0, NULL), 0);
+    assert_int_equal(store_pending_clear(f->st, a.version), 0);
+    assert_int_equal(store_pending_clear(f->st, b.version), 0);
+    /* the removal and its mark in one transaction; none without a remote */
+    assert_int_equal(store_remove(f->st, "ns", "n"), 0);
+    assert_int_equal(store_remote_set(f->st, "s3://bucket/p"), 0);
+    assert_int_equal(store_remove(f->st, "ns", "b"), 0);
+    assert_int_equal(store_remove(f->st, "ns", "a"), 0);
+    assert_int_equal(store_stats_get(f->st, &st), 0);
+    assert_int_equal(st.pending, 2);
+    assert_int_equal(store_tomb_pending_list(f->st, record, &s), 0);
+    assert_int_equal(s.n, 2); /* oldest version first */
+    assert_string_equal(s.keys[0], "a");
+    assert_int_equal(s.versions[0], a.version);
+    assert_string_equal(s.keys[1], "b");
+    assert_int_equal(s.versions[1], b.version);
+    s.n = 0;
+    assert_int_equal(store_pending_list(f->st, record, &s), 0);
+    assert_int_equal(s.n, 0);
+    /* written again: the new result replaces the object, no tombstone */
+    assert_int_equal(put_pending(f->st, "a", 4, 1, NULL), 0);
+    s.n = 0;
+    assert_int_equal(store_tomb_pending_list(f->st, record, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.keys[0], "b");
+    /* the tombstone written: cleared, twice is fine, a bad name is not */
+    assert_int_equal(store_tomb_pending_clear(f->st, "ns", "b"), 0);
+    assert_int_equal(store_tomb_pending_clear(f->st, "ns", "b"), 0);
+    assert_int_equal(store_tomb_pending_clear(f->st, "ns", ".bad"), STORE_ENAME_DOT);
+    s.n = 0;
+    assert_int_equal(store_tomb_pending_list(f->st, record, &s), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(store_stats_get(f->st, &st), 0);
+    assert_int_equal(st.pending, 1); /* a's new version */
 }
 
 static void eviction_should_pass_over_pending_versions(void **state)
@@ -137,6 +184,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(remote_url_should_be_set_read_and_removed, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(pending_marks_should_list_and_clear, fx_setup_raw, fx_teardown),
+        cmocka_unit_test_setup_teardown(removals_should_mark_their_tombstone_pending, fx_setup_raw, fx_teardown),
         cmocka_unit_test_setup_teardown(eviction_should_pass_over_pending_versions, fx_setup_raw, fx_teardown),
         cmocka_unit_test_setup_teardown(bound_held_by_pending_should_refuse_and_change_nothing, fx_setup_raw,
                                         fx_teardown),
