@@ -1,0 +1,244 @@
+#!/bin/bash
+# scripts/bench_remote.sh -- the remote tier (doc/remote.md) against plain S3
+# requests on the same server (make bench runs it as the "remote" case).
+#
+# Starts a one-node radosgw (scripts/s3-server.sh, free ports, a scratch
+# directory; destroyed on exit), then measures, interleaved BENCH_RUNS times
+# (which side goes first alternates), each offloadfs operation against the
+# same work done with curl --aws-sigv4 (the `x-amz-content-sha256:
+# UNSIGNED-PAYLOAD` header radosgw wants) on the same radosgw:
+#
+#   read64   first `cat` of a 64 MiB remote-only result through a fresh
+#            mount of another store (host B; lookup included) vs one GET of
+#            the object (curl's time_total: the process start not counted)
+#   read100k first open+read+close of a 100 KB remote-only result
+#            (benchtool openread: no process start; lookup included) vs a
+#            GET on a kept-alive connection (one curl, two URLs, the second
+#            timed); then the second open+read of it vs the same file on tmpfs
+#   put1m    `agentlink put` of 1 MB on a store with the remote vs
+#            `agentlink put` on a local-only store plus `curl -T` of the same
+#            bytes (wall times of the processes, 10 puts a run, per put)
+#   hosts    tests/remote/test_hosts.sh (8 stores and daemons, 32 writers,
+#            672 first reads at once) vs the same 672 GETs by 8 curl
+#            processes (one per host, kept-alive) at once
+#
+# Prints one row a line, "measure|value|bar|meets", as bench_mcp.sh does;
+# bench.sh puts them in its second table. Log lines go to stderr.
+#
+#   BENCH_RUNS=5          runs per measure (medians of these)
+#   BENCH_REMOTE="read64 read100k put1m hosts"  what to measure
+#   BENCH_HOSTS_RUNS=3    runs of the 8-host case (each ~10-20 s)
+#   BENCH_RT=1            the daemons and the timed commands under SCHED_FIFO
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOP=$PWD
+B=${OFFLOADFS_BUILD:-$TOP/build}
+case $B in /*) ;; *) B=$TOP/$B ;; esac
+AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
+RUNS=${BENCH_RUNS:-5}
+HRUNS=${BENCH_HOSTS_RUNS:-3}
+WHAT=${BENCH_REMOTE:-read64 read100k put1m hosts}
+RT=${BENCH_RT:+chrt -f 10}
+for p in "$AL" "$OFS" "$BT" "$B/tools/tierctl"; do
+    [ -x "$p" ] || { echo "bench_remote: $p is missing (run make)" >&2; exit 1; }
+done
+command -v radosgw >/dev/null || { echo "bench_remote: no radosgw (scripts/deps.sh installs it)" >&2; exit 1; }
+W=$(mktemp -d /var/tmp/offloadfs-bench-remote.XXXXXX)
+MNT=$W/mnt TMPFS=$W/tmpfs DAEMON=
+mkdir -p "$MNT" "$TMPFS"
+mount -t tmpfs -o size=256M tmpfs "$TMPFS"
+cleanup() {
+    fusermount3 -u "$MNT" 2>/dev/null || true
+    [ -n "$DAEMON" ] && wait "$DAEMON" 2>/dev/null || true
+    umount "$TMPFS" 2>/dev/null || true
+    scripts/s3-server.sh destroy "$W/s3" >/dev/null 2>&1 || true
+    rm -rf "$W"
+}
+trap cleanup EXIT
+
+log() { echo "bench_remote: $*" >&2; }
+tm() { # wall seconds of a command
+    local s=$EPOCHREALTIME
+    $RT "$@" >/dev/null
+    awk "BEGIN {print $EPOCHREALTIME - $s}"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
+ms() { awk "BEGIN {printf \"%.3g\", $1 * 1000}"; }
+meets() { awk "BEGIN {print ($1 <= $2) ? \"yes\" : \"**no**\"}"; }
+row() { echo "$1|$2|$3|$4"; log "$1: $2"; }
+# cmp_row WHAT OFS PLAIN MAX: "offloadfs X ms vs plain Y ms: ratio R".
+cmp_row() {
+    local r; r=$(ratio "$2" "$3")
+    row "$1" "$(ms "$2") ms vs $(ms "$3") ms: ratio $r" "<= $4" "$(meets "$r" "$4")"
+}
+
+log "starting radosgw (scripts/s3-server.sh)"
+s3start=$EPOCHREALTIME
+eval "$(scripts/s3-server.sh up "$W/s3" 2>"$W/s3-up.log")" || { cat "$W/s3-up.log" >&2; exit 1; }
+unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3
+log "radosgw at $AWS_ENDPOINT_URL in $(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $s3start}") s"
+PREFIX=bench-$$
+URL=s3://$OFFLOADFS_S3_BUCKET/$PREFIX
+OBJ=$AWS_ENDPOINT_URL/$OFFLOADFS_S3_BUCKET/$PREFIX # + /NS/KEY
+# curl's options: SigV4 with the header radosgw wants; the keys in a file,
+# not on the command line.
+printf 'user = "%s:%s"\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$W/curl.conf"
+chmod 600 "$W/curl.conf"
+s3curl() {
+    curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
+}
+
+# Host A writes through the tier, host B only reads (its own store, the
+# same remote); L has no remote (the local half of a put's baseline).
+for s in A B; do
+    "$AL" init --store "$W/$s" --max-total-bytes 4G --max-result-bytes 64M --compression none \
+        --remote "$URL" >/dev/null
+done
+"$AL" init --store "$W/L" --max-total-bytes 4G --max-result-bytes 64M --compression none >/dev/null
+
+mount_b() { # mount_b NS: host B's daemon on a fresh mount
+    $RT "$OFS" -f -o "namespace=$1,prefetch=0" "$W/B" "$MNT" 2>"$W/daemon.log" &
+    DAEMON=$!
+    for _ in $(seq 500); do mountpoint -q "$MNT" && return 0; sleep 0.01; done
+    log "mount failed"; cat "$W/daemon.log" >&2; exit 1
+}
+umount_b() { fusermount3 -u "$MNT"; wait "$DAEMON"; DAEMON=; }
+
+# ---- 64 MiB, first read ---------------------------------------------------
+read64() {
+    local o=() p=() r t
+    head -c $((64 << 20)) /dev/urandom >"$W/d64"
+    for r in $(seq "$RUNS"); do
+        "$AL" put --store "$W/A" --namespace r64 "big$r" --file "$W/d64" >/dev/null
+    done
+    for r in $(seq "$RUNS"); do
+        mount_b r64
+        if [ $((r % 2)) -eq 1 ]; then
+            o+=("$(tm cat "$MNT/big$r")")
+            p+=("$($RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -w '%{time_total}' "$OBJ/r64/big$r")")
+        else
+            p+=("$($RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -w '%{time_total}' "$OBJ/r64/big$r")")
+            o+=("$(tm cat "$MNT/big$r")")
+        fi
+        cmp -s "$MNT/big$r" "$W/d64" || { log "big$r: wrong bytes through the mount"; exit 1; }
+        umount_b
+    done
+    log "read64: offloadfs ${o[*]}; GET ${p[*]}"
+    cmp_row "remote tier: first \`cat\` of a 64 MiB remote-only result through a fresh mount vs one GET (curl)" \
+        "$(median "${o[@]}")" "$(median "${p[@]}")" 1.5
+    rm -f "$W/d64"
+}
+
+# ---- 100 KB, first and second read ------------------------------------------
+# Each run has its own namespace (a fresh name on a fresh mount): the file
+# is f0000000, what benchtool openread opens.
+read100k() {
+    local o=() o2=() p=() t=() r
+    head -c 100000 /dev/urandom >"$W/d100k"
+    cp "$W/d100k" "$TMPFS/f0000000"
+    for r in $(seq "$RUNS"); do
+        "$AL" put --store "$W/A" --namespace "s$r" f0000000 --file "$W/d100k" >/dev/null
+        "$AL" put --store "$W/A" --namespace "s$r" warm --file "$W/d100k" >/dev/null
+    done
+    for r in $(seq "$RUNS"); do
+        mount_b "s$r"
+        get() { # the second of two GETs on one connection (the first: another object)
+            $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -o /dev/null \
+                -w '%{time_total} %{num_connects}\n' "$OBJ/s$r/warm" "$OBJ/s$r/f0000000" |
+                awk 'NR == 2 { if ($2 != 0) print "bench_remote: the second GET did not reuse the connection" > "/dev/stderr"; print $1 }'
+        }
+        if [ $((r % 2)) -eq 1 ]; then
+            o+=("$($RT "$BT" openread "$MNT" 1)"); p+=("$(get)")
+        else
+            p+=("$(get)"); o+=("$($RT "$BT" openread "$MNT" 1)")
+        fi
+        o2+=("$($RT "$BT" openread "$MNT" 1)")
+        t+=("$($RT "$BT" openread "$TMPFS" 1)")
+        cmp -s "$MNT/f0000000" "$W/d100k" || { log "s$r: wrong bytes through the mount"; exit 1; }
+        umount_b
+    done
+    log "read100k: first ${o[*]}; GET ${p[*]}; second ${o2[*]}; tmpfs ${t[*]}"
+    cmp_row "remote tier: first open+read of a 100 KB remote-only result (lookup included) vs one GET on a kept-alive connection (curl)" \
+        "$(median "${o[@]}")" "$(median "${p[@]}")" 2
+    cmp_row "remote tier: second open+read of it (page cache) vs the same file on tmpfs" \
+        "$(median "${o2[@]}")" "$(median "${t[@]}")" 1.5
+    rm -f "$W/d100k" "$TMPFS/f0000000"
+}
+
+# ---- 1 MB put -----------------------------------------------------------------
+put1m() {
+    local o=() l=() p=() r n=10
+    head -c 1000000 /dev/urandom >"$W/d1m"
+    putloop() { # putloop STORE R
+        for i in $(seq $n); do "$AL" put --store "$1" "p$2-$i" --file "$W/d1m" >/dev/null || return 1; done
+    }
+    curlloop() { # curlloop R
+        for i in $(seq $n); do s3curl -o /dev/null -T "$W/d1m" "$OBJ/plain/p$1-$i" || return 1; done
+    }
+    for r in $(seq "$RUNS"); do
+        if [ $((r % 2)) -eq 1 ]; then
+            o+=("$(tm putloop "$W/A" "$r")")
+            l+=("$(tm putloop "$W/L" "$r")"); p+=("$(tm curlloop "$r")")
+        else
+            l+=("$(tm putloop "$W/L" "$r")"); p+=("$(tm curlloop "$r")")
+            o+=("$(tm putloop "$W/A" "$r")")
+        fi
+    done
+    local mo ml mp
+    mo=$(awk "BEGIN {print $(median "${o[@]}") / $n}")
+    ml=$(awk "BEGIN {print $(median "${l[@]}") / $n}")
+    mp=$(awk "BEGIN {print $(median "${p[@]}") / $n}")
+    log "put1m (s per $n): remote store ${o[*]}; local ${l[*]}; curl PUT ${p[*]}"
+    local r2; r2=$(ratio "$mo" "$(awk "BEGIN {print $ml + $mp}")")
+    row "remote tier: \`agentlink put\` of 1 MB on a store with a remote vs a local-only \`agentlink put\` + a PUT of the same bytes (curl -T), per put, $n a run" \
+        "$(ms "$mo") ms vs $(ms "$ml") + $(ms "$mp") ms: ratio $r2" "<= 1.3" "$(meets "$r2" 1.3)"
+    rm -f "$W/d1m"
+}
+
+# ---- 8 hosts --------------------------------------------------------------------
+# tests/remote/test_hosts.sh against this radosgw (it also kills and restarts
+# radosgw at its end), then the same 672 GETs by 8 curl processes at once.
+hosts() {
+    local rps=() p99=() crps=() r line out
+    for r in $(seq "$HRUNS"); do
+        out=$(OFFLOADFS_BUILD=$B bash tests/remote/test_hosts.sh 2>&1) || true
+        if grep -q '^not ok' <<<"$out" || ! line=$(grep '^# 8 hosts:' <<<"$out"); then
+            echo "$out" >&2; row "remote tier: 8 hosts (tests/remote/test_hosts.sh)" "failed (its output is above)" - "**no**"
+            return 0
+        fi
+        log "hosts: $line"
+        rps+=("$(sed -n 's/.*(\([0-9]*\) reads\/s.*/\1/p' <<<"$line")")
+        p99+=("$(sed -n 's/.*p99 \([0-9.]*\) ms.*/\1/p' <<<"$line")")
+        crps+=("$(curl_hosts "$r")")
+    done
+    row "remote tier: 8 hosts (8 stores, 8 daemons, 32 writers, 96 results of 1-40 KB), each host reads the other 84 at once: first reads/s over all hosts; open+read p99" \
+        "$(median "${rps[@]}") reads/s; p99 $(median "${p99[@]}") ms (median of $HRUNS runs)" - -
+    row "remote tier: the same 672 reads as GETs by 8 curl processes at once (one per host, kept-alive)" \
+        "$(median "${crps[@]}") reads/s" - -
+}
+curl_hosts() { # curl_hosts R: 96 objects of 1-40 KB, 8 readers of 84 each at once; prints reads/s
+    local h k urls pids=() t0
+    for k in $(seq 0 95); do
+        head -c $((1000 + (k * 4111) % 40000)) /dev/urandom | s3curl -o /dev/null -T - "$OBJ/hosts$1/k$k"
+    done
+    t0=$EPOCHREALTIME
+    for h in $(seq 0 7); do
+        urls=()
+        for k in $(seq 0 95); do [ $((k / 12)) -ne "$h" ] && urls+=("$OBJ/hosts$1/k$k" -o /dev/null); done
+        $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+            -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "${urls[@]}" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    awk "BEGIN {printf \"%d\", 672 / ($EPOCHREALTIME - $t0)}"
+}
+
+for c in $WHAT; do
+    log "remote: $c"
+    "$c"
+done
