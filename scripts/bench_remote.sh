@@ -49,7 +49,9 @@ mkdir -p "$MNT" "$TMPFS"
 mount -t tmpfs -o size=256M tmpfs "$TMPFS"
 cleanup() {
     fusermount3 -u "$MNT" 2>/dev/null || true
+    fusermount3 -u "$W/fresh" 2>/dev/null || true
     [ -n "$DAEMON" ] && wait "$DAEMON" 2>/dev/null || true
+    [ -n "${FDAEMON:-}" ] && wait "$FDAEMON" 2>/dev/null || true
     umount "$TMPFS" 2>/dev/null || true
     scripts/s3-server.sh destroy "$W/s3" >/dev/null 2>&1 || true
     rm -rf "$W"
@@ -70,7 +72,8 @@ row() { echo "$1|$2|$3|$4"; log "$1: $2"; }
 # cmp_row WHAT OFS PLAIN MAX: "offloadfs X ms vs plain Y ms: ratio R".
 cmp_row() {
     local r; r=$(ratio "$2" "$3")
-    row "$1" "$(ms "$2") ms vs $(ms "$3") ms: ratio $r" "<= $4" "$(meets "$r" "$4")"
+    if [ "$4" = - ]; then row "$1" "$(ms "$2") ms vs $(ms "$3") ms: ratio $r" - -
+    else row "$1" "$(ms "$2") ms vs $(ms "$3") ms: ratio $r" "<= $4" "$(meets "$r" "$4")"; fi
 }
 
 log "starting radosgw (scripts/s3-server.sh)"
@@ -78,6 +81,9 @@ s3start=$EPOCHREALTIME
 eval "$(scripts/s3-server.sh up "$W/s3" 2>"$W/s3-up.log")" || { cat "$W/s3-up.log" >&2; exit 1; }
 unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3
 log "radosgw at $AWS_ENDPOINT_URL in $(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $s3start}") s"
+if [ -n "$RT" ]; then # the server's threads too: both sides wait for it alike
+    for d in mon osd rgw; do chrt -a -f -p 10 "$(scripts/s3-server.sh pid "$d" "$W/s3")" >/dev/null; done
+fi
 PREFIX=bench-$$
 URL=s3://$OFFLOADFS_S3_BUCKET/$PREFIX
 OBJ=$AWS_ENDPOINT_URL/$OFFLOADFS_S3_BUCKET/$PREFIX # + /NS/KEY
@@ -98,76 +104,97 @@ for s in A B; do
 done
 "$AL" init --store "$W/L" --max-total-bytes 4G --max-result-bytes 64M --compression none >/dev/null
 
-mount_b() { # mount_b NS: host B's daemon on a fresh mount
-    $RT "$OFS" -f -o "namespace=$1,prefetch=0" "$W/B" "$MNT" 2>"$W/daemon.log" &
-    DAEMON=$!
-    for _ in $(seq 500); do mountpoint -q "$MNT" && return 0; sleep 0.01; done
+# Host B's daemon: MNT stays mounted for the whole run (a long-lived daemon,
+# as deployed: its connections are open, its windows allocated), FRESH is
+# mounted for one read and unmounted (the first request of a new daemon).
+FRESH=$W/fresh FDAEMON=
+mkdir -p "$FRESH"
+mount_b() { # mount_b DIR: host B's daemon on DIR; its pid in BPID
+    $RT "$OFS" -f -o "prefetch=0" "$W/B" "$1" 2>>"$W/daemon.log" &
+    BPID=$!
+    for _ in $(seq 500); do mountpoint -q "$1" && return 0; sleep 0.01; done
     log "mount failed"; cat "$W/daemon.log" >&2; exit 1
 }
-umount_b() { fusermount3 -u "$MNT"; wait "$DAEMON"; DAEMON=; }
+# The first GET of each curl below pays its connection: -w's time_total of
+# the timed one (the second, on the kept-alive connection) is printed.
+get2() { # get2 WARM_URL URL
+    $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -o /dev/null \
+        -w '%{time_total} %{num_connects}\n' "$1" "$2" |
+        awk 'NR == 2 { if ($2 != 0) print "bench_remote: the second GET did not reuse the connection" > "/dev/stderr"; print $1 }'
+}
+get1() { # get1 URL: one GET in a new curl process (a new connection)
+    $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -w '%{time_total}' "$1"
+}
+start_b() {
+    mount_b "$MNT"; DAEMON=$BPID
+    head -c 100000 /dev/urandom | "$AL" put --store "$W/A" warm >/dev/null
+    cat "$MNT/warm" >/dev/null # the daemon has served a remote result
+}
 
 # ---- 64 MiB, first read ---------------------------------------------------
+# Per run: one result read on the long-lived mount, another on a fresh one;
+# each first read of its name on host B (nothing cached).
 read64() {
-    local o=() p=() r t
+    local o=() f=() p=() r
     head -c $((64 << 20)) /dev/urandom >"$W/d64"
     for r in $(seq "$RUNS"); do
-        "$AL" put --store "$W/A" --namespace r64 "big$r" --file "$W/d64" >/dev/null
+        "$AL" put --store "$W/A" "big$r" --file "$W/d64" >/dev/null
+        "$AL" put --store "$W/A" "bigf$r" --file "$W/d64" >/dev/null
     done
     for r in $(seq "$RUNS"); do
-        mount_b r64
         if [ $((r % 2)) -eq 1 ]; then
-            o+=("$(tm cat "$MNT/big$r")")
-            p+=("$($RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
-                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -w '%{time_total}' "$OBJ/r64/big$r")")
+            o+=("$(tm cat "$MNT/big$r")"); p+=("$(get2 "$OBJ/default/warm" "$OBJ/default/big$r")")
         else
-            p+=("$($RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
-                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -w '%{time_total}' "$OBJ/r64/big$r")")
-            o+=("$(tm cat "$MNT/big$r")")
+            p+=("$(get2 "$OBJ/default/warm" "$OBJ/default/big$r")"); o+=("$(tm cat "$MNT/big$r")")
         fi
+        mount_b "$FRESH"; FDAEMON=$BPID
+        f+=("$(tm cat "$FRESH/bigf$r")")
+        cmp -s "$FRESH/bigf$r" "$W/d64" || { log "bigf$r: wrong bytes through the mount"; exit 1; }
+        fusermount3 -u "$FRESH"; wait "$FDAEMON"; FDAEMON=
         cmp -s "$MNT/big$r" "$W/d64" || { log "big$r: wrong bytes through the mount"; exit 1; }
-        umount_b
     done
-    log "read64: offloadfs ${o[*]}; GET ${p[*]}"
-    cmp_row "remote tier: first \`cat\` of a 64 MiB remote-only result through a fresh mount vs one GET (curl)" \
+    log "read64: offloadfs ${o[*]}; fresh mount ${f[*]}; GET ${p[*]}"
+    cmp_row "remote tier: first \`cat\` of a 64 MiB remote-only result through the mount vs one GET (curl, kept-alive)" \
         "$(median "${o[@]}")" "$(median "${p[@]}")" 1.5
+    cmp_row "remote tier: the same through a fresh mount (the daemon's first request: connection, windows allocated) vs the same GET" \
+        "$(median "${f[@]}")" "$(median "${p[@]}")" -
     rm -f "$W/d64"
 }
 
 # ---- 100 KB, first and second read ------------------------------------------
-# Each run has its own namespace (a fresh name on a fresh mount): the file
-# is f0000000, what benchtool openread opens.
 read100k() {
-    local o=() o2=() p=() t=() r
+    local o=() o2=() f=() p=() p1=() t=() r
     head -c 100000 /dev/urandom >"$W/d100k"
-    cp "$W/d100k" "$TMPFS/f0000000"
+    cp "$W/d100k" "$TMPFS/small"
     for r in $(seq "$RUNS"); do
-        "$AL" put --store "$W/A" --namespace "s$r" f0000000 --file "$W/d100k" >/dev/null
-        "$AL" put --store "$W/A" --namespace "s$r" warm --file "$W/d100k" >/dev/null
+        "$AL" put --store "$W/A" "small$r" --file "$W/d100k" >/dev/null
+        "$AL" put --store "$W/A" "smallf$r" --file "$W/d100k" >/dev/null
     done
     for r in $(seq "$RUNS"); do
-        mount_b "s$r"
-        get() { # the second of two GETs on one connection (the first: another object)
-            $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
-                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -o /dev/null \
-                -w '%{time_total} %{num_connects}\n' "$OBJ/s$r/warm" "$OBJ/s$r/f0000000" |
-                awk 'NR == 2 { if ($2 != 0) print "bench_remote: the second GET did not reuse the connection" > "/dev/stderr"; print $1 }'
-        }
         if [ $((r % 2)) -eq 1 ]; then
-            o+=("$($RT "$BT" openread "$MNT" 1)"); p+=("$(get)")
+            o+=("$($RT "$BT" readfile "$MNT/small$r")"); p+=("$(get2 "$OBJ/default/warm" "$OBJ/default/small$r")")
         else
-            p+=("$(get)"); o+=("$($RT "$BT" openread "$MNT" 1)")
+            p+=("$(get2 "$OBJ/default/warm" "$OBJ/default/small$r")"); o+=("$($RT "$BT" readfile "$MNT/small$r")")
         fi
-        o2+=("$($RT "$BT" openread "$MNT" 1)")
-        t+=("$($RT "$BT" openread "$TMPFS" 1)")
-        cmp -s "$MNT/f0000000" "$W/d100k" || { log "s$r: wrong bytes through the mount"; exit 1; }
-        umount_b
+        o2+=("$($RT "$BT" readfile "$MNT/small$r")")
+        t+=("$($RT "$BT" readfile "$TMPFS/small")")
+        p1+=("$(get1 "$OBJ/default/small$r")")
+        mount_b "$FRESH"; FDAEMON=$BPID
+        f+=("$($RT "$BT" readfile "$FRESH/smallf$r")")
+        cmp -s "$FRESH/smallf$r" "$W/d100k" || { log "smallf$r: wrong bytes through the mount"; exit 1; }
+        fusermount3 -u "$FRESH"; wait "$FDAEMON"; FDAEMON=
+        cmp -s "$MNT/small$r" "$W/d100k" || { log "small$r: wrong bytes through the mount"; exit 1; }
     done
-    log "read100k: first ${o[*]}; GET ${p[*]}; second ${o2[*]}; tmpfs ${t[*]}"
-    cmp_row "remote tier: first open+read of a 100 KB remote-only result (lookup included) vs one GET on a kept-alive connection (curl)" \
+    log "read100k: first ${o[*]}; GET ${p[*]}; second ${o2[*]}; tmpfs ${t[*]}; fresh mount ${f[*]}; GET, new connection ${p1[*]}"
+    cmp_row "remote tier: first open+read of a 100 KB remote-only result through the mount (lookup included) vs one GET on a kept-alive connection (curl)" \
         "$(median "${o[@]}")" "$(median "${p[@]}")" 2
     cmp_row "remote tier: second open+read of it (page cache) vs the same file on tmpfs" \
         "$(median "${o2[@]}")" "$(median "${t[@]}")" 1.5
-    rm -f "$W/d100k" "$TMPFS/f0000000"
+    cmp_row "remote tier: its first open+read through a fresh mount vs one GET on a new connection (a curl process)" \
+        "$(median "${f[@]}")" "$(median "${p1[@]}")" -
+    rm -f "$W/d100k" "$TMPFS/small"
 }
 
 # ---- 1 MB put -----------------------------------------------------------------
@@ -238,6 +265,7 @@ curl_hosts() { # curl_hosts R: 96 objects of 1-40 KB, 8 readers of 84 each at on
     awk "BEGIN {printf \"%d\", 672 / ($EPOCHREALTIME - $t0)}"
 }
 
+case " $WHAT " in *" read64 "* | *" read100k "*) start_b ;; esac
 for c in $WHAT; do
     log "remote: $c"
     "$c"
