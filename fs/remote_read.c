@@ -161,6 +161,21 @@ static void read_direct(struct ofs *fs, fuse_req_t req, const char *key, const c
     free(buf);
 }
 
+void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    struct rwin *w;
+    if (!rw || len == 0 || len > OFS_RWIN_MAX)
+        return;
+    pthread_mutex_lock(&rw->lock);
+    if (!covering(rw, ino, 0, (size_t)len, W_READY) && !covering(rw, ino, 0, (size_t)len, W_FETCHING) &&
+        (w = victim(rw)) && (w->data || (w->data = malloc(OFS_RWIN_MAX)))) {
+        memcpy(w->data, buf, (size_t)len);
+        *w = (struct rwin){W_READY, ino, 0, len, w->data, ++rw->tick, 1};
+    }
+    pthread_mutex_unlock(&rw->lock);
+}
+
 /* With RW locked, after W (of INO, sequential) answered a read: fetches
  * the window after W unless the object ends there, a window of INO already
  * starts there, or no window is free. Returns with RW locked. */
