@@ -201,21 +201,33 @@ read100k() {
 put1m() {
     local o=() l=() p=() r n=10
     head -c 1000000 /dev/urandom >"$W/d1m"
-    putloop() { # putloop STORE R
-        for i in $(seq $n); do "$AL" put --store "$1" "p$2-$i" --file "$W/d1m" >/dev/null || return 1; done
+    putloop() { # putloop STORE R: N puts, each process under $RT
+        for i in $(seq $n); do
+            $RT "$AL" put --store "$1" "p$2-$i" --file "$W/d1m" >/dev/null || { log "put failed"; exit 1; }
+        done
     }
-    curlloop() { # curlloop R
-        for i in $(seq $n); do s3curl -o /dev/null -T "$W/d1m" "$OBJ/plain/p$1-$i" || return 1; done
+    curlloop() { # curlloop R: N PUTs, each a curl process under $RT
+        for i in $(seq $n); do
+            $RT curl -sS --fail -K "$W/curl.conf" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -o /dev/null -T "$W/d1m" "$OBJ/plain/p$1-$i" ||
+                { log "curl PUT failed"; exit 1; }
+        done
+    }
+    tl() { # wall seconds of a loop function (its commands run under $RT themselves)
+        local s=$EPOCHREALTIME
+        "$@" >/dev/null
+        awk "BEGIN {print $EPOCHREALTIME - $s}"
     }
     for r in $(seq "$RUNS"); do
         if [ $((r % 2)) -eq 1 ]; then
-            o+=("$(tm putloop "$W/A" "$r")")
-            l+=("$(tm putloop "$W/L" "$r")"); p+=("$(tm curlloop "$r")")
+            o+=("$(tl putloop "$W/A" "$r")")
+            l+=("$(tl putloop "$W/L" "$r")"); p+=("$(tl curlloop "$r")")
         else
-            l+=("$(tm putloop "$W/L" "$r")"); p+=("$(tm curlloop "$r")")
-            o+=("$(tm putloop "$W/A" "$r")")
+            l+=("$(tl putloop "$W/L" "$r")"); p+=("$(tl curlloop "$r")")
+            o+=("$(tl putloop "$W/A" "$r")")
         fi
     done
+    s3curl "$OBJ/default/p1-1" | cmp -s - "$W/d1m" || { log "put1m: the remote does not hold the put's bytes"; exit 1; }
     local mo ml mp
     mo=$(awk "BEGIN {print $(median "${o[@]}") / $n}")
     ml=$(awk "BEGIN {print $(median "${l[@]}") / $n}")
@@ -250,8 +262,9 @@ hosts() {
 }
 curl_hosts() { # curl_hosts R: 96 objects of 1-40 KB, 8 readers of 84 each at once; prints reads/s
     local h k urls pids=() t0
-    for k in $(seq 0 95); do
-        head -c $((1000 + (k * 4111) % 40000)) /dev/urandom | s3curl -o /dev/null -T - "$OBJ/hosts$1/k$k"
+    for k in $(seq 0 95); do # (radosgw wants a length: no chunked PUT from a pipe)
+        head -c $((1000 + (k * 4111) % 40000)) /dev/urandom >"$W/hk"
+        s3curl -o /dev/null -T "$W/hk" "$OBJ/hosts$1/k$k" || { log "curl PUT failed"; exit 1; }
     done
     t0=$EPOCHREALTIME
     for h in $(seq 0 7); do
@@ -261,7 +274,7 @@ curl_hosts() { # curl_hosts R: 96 objects of 1-40 KB, 8 readers of 84 each at on
             -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "${urls[@]}" &
         pids+=($!)
     done
-    wait "${pids[@]}"
+    for h in "${pids[@]}"; do wait "$h" || { log "a curl reader failed"; exit 1; }; done
     awk "BEGIN {printf \"%d\", 672 / ($EPOCHREALTIME - $t0)}"
 }
 
