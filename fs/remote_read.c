@@ -6,13 +6,15 @@
  * bytes and doubles while the reads go on where it ended (up to
  * OFS_RWIN_MAX) pays it about ten times. Pieces that a window being
  * fetched will hold wait for it rather than ask again. A sequential
- * reader's next window is fetched ahead: the thread that answers a read
- * from a sequential window (or fetched it) then fetches the one after it,
- * so the next GET runs while the kernel copies this window's bytes out
- * (without it, a 64 MiB cat waits for each GET and each copy in turn:
- * doc/benchmark.md, "Remote tier"). A window holds one
- * object version (the inode's ETag, fetched with If-Match), so its bytes
- * can be served to any handle of that inode. Memory: at most
+ * reader's next windows are fetched ahead: the thread that answers a read
+ * from a sequential window (or fetched it) then fetches the first of the
+ * two windows after it that is not there yet, so GETs run while the
+ * kernel copies this window's bytes out (without it, a 64 MiB cat waits
+ * for each GET and each copy in turn: doc/benchmark.md, "Remote tier").
+ * A window holds one object version (the inode's ETag, fetched with
+ * If-Match), so its bytes can be served to any handle of that inode.
+ * The first window of an inode may come with its lookup (ofs_rwin_offer:
+ * fs/remote.c fetches the first OFS_RWIN_FIRST bytes). Memory: at most
  * OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, allocated on first use.
  */
 #include "fs/fs.h"
@@ -177,18 +179,24 @@ void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t le
 }
 
 /* With RW locked, after W (of INO, sequential) answered a read: fetches
- * the window after W unless the object ends there, a window of INO already
- * starts there, or no window is free. Returns with RW locked. */
+ * the first window not yet there among the two after W, unless the object
+ * ends first or no window is free. Returns with RW locked. */
 static void read_ahead(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, fuse_ino_t ino, const char *key,
                        const char *etag, uint64_t length)
 {
     uint64_t at = w->off + w->len;
-    int seq;
-    if (!w->seq || at >= length)
+    int seq, ahead = 0;
+    if (!w->seq)
         return;
-    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++)
-        if (rw->w[i].state != W_EMPTY && rw->w[i].ino == ino && rw->w[i].off == at)
-            return;
+    for (unsigned i = 0; i < OFS_RWIN_COUNT && at < length; i++) /* up to 2 windows ahead */
+        if (rw->w[i].state != W_EMPTY && rw->w[i].ino == ino && rw->w[i].off == at) {
+            if (++ahead == 2)
+                return;
+            at = rw->w[i].off + rw->w[i].len;
+            i = (unsigned)-1;
+        }
+    if (at >= length)
+        return;
     uint64_t n = window_size(rw, ino, at, 0, length - at, &seq);
     struct rwin *v = victim(rw);
     if (!v || v == w || (!v->data && !(v->data = malloc(OFS_RWIN_MAX))))
