@@ -8,13 +8,16 @@
 # same work done with curl --aws-sigv4 (the `x-amz-content-sha256:
 # UNSIGNED-PAYLOAD` header radosgw wants) on the same radosgw:
 #
-#   read64   first `cat` of a 64 MiB remote-only result through a fresh
-#            mount of another store (host B; lookup included) vs one GET of
-#            the object (curl's time_total: the process start not counted)
+#   read64   first `cat` of a 64 MiB remote-only result (written by host A,
+#            never read on host B) through host B's long-lived mount vs one
+#            GET of the object on a kept-alive connection (curl's
+#            time_total: the process start not counted); then another such
+#            result through a fresh mount (the daemon's first request)
 #   read100k first open+read+close of a 100 KB remote-only result
-#            (benchtool openread: no process start; lookup included) vs a
+#            (benchtool readfile: no process start; lookup included) vs a
 #            GET on a kept-alive connection (one curl, two URLs, the second
-#            timed); then the second open+read of it vs the same file on tmpfs
+#            timed); the second open+read of it vs the same file on tmpfs;
+#            and a fresh mount's first read vs a GET by a new curl process
 #   put1m    `agentlink put` of 1 MB on a store with the remote vs
 #            `agentlink put` on a local-only store plus `curl -T` of the same
 #            bytes (wall times of the processes, 10 puts a run, per put)
@@ -22,13 +25,18 @@
 #            672 first reads at once) vs the same 672 GETs by 8 curl
 #            processes (one per host, kept-alive) at once
 #
+# The long-lived mount has read one remote result before (its threads
+# have their connections, its windows are allocated), as a deployed
+# daemon has. doc/benchmark.md ("Remote tier") says where the time goes.
+#
 # Prints one row a line, "measure|value|bar|meets", as bench_mcp.sh does;
 # bench.sh puts them in its second table. Log lines go to stderr.
 #
 #   BENCH_RUNS=5          runs per measure (medians of these)
 #   BENCH_REMOTE="read64 read100k put1m hosts"  what to measure
 #   BENCH_HOSTS_RUNS=3    runs of the 8-host case (each ~10-20 s)
-#   BENCH_RT=1            the daemons and the timed commands under SCHED_FIFO
+#   BENCH_RT=1            the daemons, the timed commands and radosgw, ceph-osd
+#                         and ceph-mon under SCHED_FIFO (chrt -f 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
