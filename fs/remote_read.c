@@ -178,6 +178,15 @@ void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t le
     pthread_mutex_unlock(&rw->lock);
 }
 
+/* The window of INO (fetching or ready) that starts at AT, or NULL. */
+static struct rwin *starting_at(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t at)
+{
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++)
+        if (rw->w[i].state != W_EMPTY && rw->w[i].ino == ino && rw->w[i].off == at)
+            return &rw->w[i];
+    return NULL;
+}
+
 /* With RW locked, after W (of INO, sequential) answered a read: fetches
  * the first window not yet there among the two after W, unless the object
  * ends first or no window is free. Returns with RW locked. */
@@ -185,16 +194,14 @@ static void read_ahead(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, fuse
                        const char *etag, uint64_t length)
 {
     uint64_t at = w->off + w->len;
-    int seq, ahead = 0;
+    unsigned ahead = 0;
+    struct rwin *x;
+    int seq;
     if (!w->seq)
         return;
-    for (unsigned i = 0; i < OFS_RWIN_COUNT && at < length; i++) /* up to 2 windows ahead */
-        if (rw->w[i].state != W_EMPTY && rw->w[i].ino == ino && rw->w[i].off == at) {
-            if (++ahead == 2)
-                return;
-            at = rw->w[i].off + rw->w[i].len;
-            i = (unsigned)-1;
-        }
+    for (; at < length && (x = starting_at(rw, ino, at)); at = x->off + x->len)
+        if (++ahead == 2)
+            return;
     if (at >= length)
         return;
     uint64_t n = window_size(rw, ino, at, 0, length - at, &seq);
