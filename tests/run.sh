@@ -74,7 +74,7 @@ run_suite() { # run_suite KIND PATH CMD...
 # whole run: a one-node radosgw (scripts/s3-server.sh) in a scratch dir,
 # started only when one of them is selected, stopped and removed on exit.
 s3_wanted=
-for t in "$OFFLOADFS_BUILD"/tests/remote/test_* tests/remote/test_*.sh \
+for t in "$OFFLOADFS_BUILD"/tests/remote/test_* tests/remote/test_*.sh tests/remote/test_*.py \
     "$OFFLOADFS_BUILD"/tests/tier/test_* tests/tier/test_*.sh; do
     [ -e "$t" ] || continue
     case ${t#"$PWD"/} in *"$filter"*) s3_wanted=1 ;; esac

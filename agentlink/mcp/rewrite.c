@@ -351,6 +351,12 @@ static int store_text(job *j, const char *tool, const char *data, size_t len, ch
     }
     rc = al_offload(rw->h, rw->always, al_tool_check(tool) ? NULL : tool, raw, strlen(raw),
                     data, len, &out, &outlen, NULL);
+    if (rc == AL_EUPLOAD) { /* stored here, pending for the remote: the pointer works here */
+        note_add(j, "store '%s': the result of '%s' is stored here but not yet on its remote (%s); "
+                 "it is pending: agentlink sync sends it", al_store_dir(rw->h), tool,
+                 al_store_remote_message(rw->h));
+        rc = 0;
+    }
     if (rc) {
         note_add(j, "store '%s': %s; the result of '%s' (%zu bytes) passed unchanged",
                  al_store_dir(rw->h), al_strerror(rc), tool, len);

@@ -37,12 +37,14 @@ import os
 import re as _re
 import shutil
 import threading
+import warnings
 import weakref
 
 __all__ = [
     "ToolResultStore",
     "PolicyFile",
     "EvictedError",
+    "PendingUploadWarning",
     "ConfigError",
     "AgentlinkError",
     "offload",
@@ -69,6 +71,7 @@ AL_ECONFIG = _BASE - 40
 AL_ETOOL = _BASE - 42
 AL_EMOUNT = _BASE - 43
 AL_ENOTMOUNT = _BASE - 44
+AL_EUPLOAD = _BASE - 50
 AL_REASON_REMOVED = 2
 
 
@@ -78,6 +81,13 @@ class AgentlinkError(RuntimeError):
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
+
+
+class PendingUploadWarning(UserWarning):
+    """On a store with a remote tier (agentlink init --remote): the result
+    was stored here, and its path works on this host, but the upload to the
+    remote failed; it is pending until 'agentlink sync' (or a later write)
+    sends it. The message says why the upload failed."""
 
 
 class ConfigError(ValueError):
@@ -187,6 +197,7 @@ def _load():
             "al_store_put": (i, [vp, cp, cp, sz, cp, ctypes.POINTER(_Entry), pvp]),
             "al_store_get": (i, [vp, cp, pvp, ctypes.POINTER(sz), ctypes.POINTER(_Entry)]),
             "al_store_remove": (i, [vp, cp, ctypes.POINTER(_Entry)]),
+            "al_store_remote_message": (cp, [vp]),
             "al_offload": (i, [vp, vp, cp, cp, sz, cp, sz, pvp, ctypes.POINTER(sz),
                                ctypes.POINTER(i)]),
         }
@@ -323,6 +334,15 @@ def _plain(value):
 def _time(ns):
     buf = ctypes.create_string_buffer(40)
     return _load().al_time_format(ns, buf, len(buf)).decode()
+
+
+def _warn_pending(h, subject):
+    """A write that happened here, not on the remote (AL_EUPLOAD): a
+    PendingUploadWarning saying why, raised where the caller wrote."""
+    why = os.fsdecode(_load().al_store_remote_message(h) or b"")
+    warnings.warn(PendingUploadWarning(
+        "%r is stored here but not yet on the remote (%s); it is pending: "
+        "agentlink sync sends it" % (subject, why)), stacklevel=3)
 
 
 def _raise(code, subject, entry=None):
@@ -507,7 +527,9 @@ class ToolResultStore:
         with self._guard as h:
             rc = _load().al_store_put(h, skey, data, len(data), None,
                                       None, ctypes.byref(path))
-        if rc:
+            if rc == AL_EUPLOAD:
+                _warn_pending(h, key)
+        if rc and rc != AL_EUPLOAD:
             _raise(rc, key)
         return os.fsdecode(_take_string(path))
 
@@ -699,7 +721,9 @@ def offload(tool, call_id, content, config=None, *, store=None, namespace=None, 
         with st._guard as h:
             rc = lib.al_offload(h, policy.ptr, tool_b, raw, len(raw), data, len(data),
                                 ctypes.byref(out), ctypes.byref(outlen), ctypes.byref(done))
-        if rc:
+            if rc == AL_EUPLOAD:
+                _warn_pending(h, call_id)
+        if rc and rc != AL_EUPLOAD:
             _raise(rc, tool if rc == AL_ETOOL else call_id)
         text = _take_string(out, outlen.value)
     if not done.value:

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
 #include <cmocka.h>
 
 #include "remote/remote.h"
@@ -93,6 +95,40 @@ static inline double rfx_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* SIGSTOPs PID and waits (2 s at most) until every thread of it is
+ * stopped: kill() returns before a busy process has taken the stop. */
+static inline void rfx_stop(pid_t pid)
+{
+    char dir[64];
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    snprintf(dir, sizeof dir, "/proc/%ld/task", (long)pid);
+    for (int i = 0; i < 100; i++) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        int all = d != NULL;
+        while (d && (de = readdir(d))) {
+            char path[400], buf[512];
+            if (de->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof path, "%s/%s/stat", dir, de->d_name);
+            FILE *fp = fopen(path, "r");
+            size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+            if (fp)
+                fclose(fp);
+            buf[n] = '\0';
+            const char *paren = strrchr(buf, ')');
+            if (!paren || paren[1] != ' ' || paren[2] != 'T')
+                all = 0;
+        }
+        if (d)
+            closedir(d);
+        if (all)
+            return;
+        usleep(20000);
+    }
+    fail_msg("radosgw %ld did not stop", (long)pid);
 }
 
 #endif

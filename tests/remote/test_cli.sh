@@ -5,6 +5,21 @@
 # the remote is stopped (exit 5, a stderr line, output as usual), sync,
 # rm and drop-referenced leaving tombstones, gc --remote, --remote none.
 . "$(dirname "$0")/../lib.sh"
+# Stops radosgw and waits until every thread of it is stopped ("T"):
+# kill returns before a busy process has taken the stop.
+rgw_stop() {
+    local pid=$1 t all
+    kill -STOP "$pid"
+    for _ in $(seq 100); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
+        done
+        [ -n "$all" ] && return 0
+        sleep 0.02
+    done
+    echo "  radosgw $pid did not stop"
+}
 AL=$T_BUILD/agentlink
 if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_DIR:-}" ]; then
     t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
@@ -45,7 +60,7 @@ head -c 100000 /dev/urandom | base64 -w 100 >"$T_TMP/big"
 t_rc "offload uploads (exit 0)" 0 "$AL" --store "$S" offload --tool web --call-id call-9 <"$T_TMP/big"
 t_eq "  the object holds exactly the bytes" "$(s3get default/call-9 | md5sum)" "$(md5sum <"$T_TMP/big")"
 
-kill -STOP "$RGW"
+rgw_stop "$RGW"
 t_rc "remote stopped: put exits 5" 5 timeout 30 "$AL" --store "$S" put k2 <"$T_TMP/one"
 t_eq "  still printing the path" "$(cat "$T_TMP/out")" /large_tool_results/k2
 grep -q "'k2' is stored here but not yet on the remote (PUT s3://.*/default/k2: .*); it is pending" "$T_TMP/err" &&
@@ -78,7 +93,7 @@ t_eq "  removes what is left" "$(cat "$T_TMP/out")" "removed 2 results from the 
 t_rc "init --remote none" 0 "$AL" --store "$S" init --remote none
 t_rc "  stats --json" 0 "$AL" --store "$S" --json stats
 grep -q '"remote":null' "$T_TMP/out" && t_ok "  shows no remote" || t_not_ok "  shows no remote"
-kill -STOP "$RGW"
+rgw_stop "$RGW"
 t_rc "  and a put no longer touches the remote (exit 0 with radosgw stopped)" 0 timeout 10 "$AL" --store "$S" put k3 <"$T_TMP/one"
 kill -CONT "$RGW"
 t_done

@@ -151,7 +151,7 @@ static void stopped_server_should_fail_within_the_bound_and_recover(void **state
     assert_int_equal(remote_bound_ms(f->r), 3100);
     assert_int_equal(remote_put_buf(f->c, "ns/k", data, n, NULL), 0);
     pid_t pid = rgw_pid();
-    assert_int_equal(kill(pid, SIGSTOP), 0);
+    rfx_stop(pid);
     double t0 = rfx_now();
     assert_int_equal(remote_get_buf(f->c, "ns/k", 0, back, n, &got), REMOTE_EDOWN);
     double dt = rfx_now() - t0;

@@ -7,6 +7,21 @@
 # killed -9 and started again: reads work again without a remount.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+# Stops radosgw and waits until every thread of it is stopped ("T"):
+# kill returns before a busy process has taken the stop.
+rgw_stop() {
+    local pid=$1 t all
+    kill -STOP "$pid"
+    for _ in $(seq 100); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
+        done
+        [ -n "$all" ] && return 0
+        sleep 0.02
+    done
+    echo "  radosgw $pid did not stop"
+}
 m_require_fuse
 TIER=$T_BUILD/tools/tierctl
 if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_DIR:-}" ]; then
@@ -86,7 +101,7 @@ echo "# 8 hosts: $reads first reads in ${secs} ms ($((reads * 1000 / (secs ? sec
 # A put killed in mid-upload (radosgw stopped, so it cannot finish): the
 # result stays pending, sync sends it, another host reads it.
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$T_TMP/killed"
-kill -STOP "$(rgw_pid)"
+rgw_stop "$(rgw_pid)"
 "$TIER" "${S[0]}" put killed <"$T_TMP/killed" 2>/dev/null &
 put=$!
 sleep 0.5

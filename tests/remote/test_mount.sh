@@ -9,6 +9,21 @@
 #   work without a remount.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+# Stops radosgw and waits until every thread of it is stopped ("T"):
+# kill returns before a busy process has taken the stop.
+rgw_stop() {
+    local pid=$1 t all
+    kill -STOP "$pid"
+    for _ in $(seq 100); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
+        done
+        [ -n "$all" ] && return 0
+        sleep 0.02
+    done
+    echo "  radosgw $pid did not stop"
+}
 m_require_fuse
 TIER=$T_BUILD/tools/tierctl
 if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
@@ -86,7 +101,7 @@ printf 'local on B\n' | "$M_CTL" "$B" put localkey >/dev/null
 printf 'remote only\n' >"$T_TMP/r2"
 t_rc "put r2 on A" 0 "$TIER" "$A" put r2 <"$T_TMP/r2"
 
-kill -STOP "$RGW"
+rgw_stop "$RGW"
 start=$(date +%s%N)
 err=$(m_errno open_r "$MB/r2")
 ms=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -121,7 +121,7 @@ static void put_with_remote_stopped_should_be_pending_then_synced(void **state)
     void *buf;
     size_t len;
     pid_t pid = rgw_pid();
-    assert_int_equal(kill(pid, SIGSTOP), 0);
+    rfx_stop(pid);
     double t0 = rfx_now();
     assert_int_equal(tier_put(f->ta, f->ca, "ns", "p", "pending bytes", 13, NULL, NULL, &e), TIER_EPENDING);
     double dt = rfx_now() - t0;
@@ -236,7 +236,7 @@ static void next_write_should_upload_what_is_pending(void **state)
     struct tfx *f = *state;
     store_stats st;
     pid_t pid = rgw_pid();
-    assert_int_equal(kill(pid, SIGSTOP), 0);
+    rfx_stop(pid);
     assert_int_equal(tier_put(f->ta, f->ca, "ns", "early", "early", 5, NULL, NULL, NULL), TIER_EPENDING);
     assert_int_equal(kill(pid, SIGCONT), 0);
     int rc = TIER_EPENDING;
@@ -254,7 +254,7 @@ static void gc_should_remove_oldest_beyond_the_bytes_with_tombstones(void **stat
     unsigned removed = 9;
     uint64_t kept = 9;
     remote_info in;
-    char k[8], v[100];
+    char k[16], v[100];
     memset(v, 'v', sizeof v);
     for (int i = 1; i <= 4; i++) {
         snprintf(k, sizeof k, "k%d", i);
