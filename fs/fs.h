@@ -477,9 +477,20 @@ struct remote_conn *ofs_remote_conn(struct ofs *fs);
 #define OFS_RWIN_MIN (256u * 1024u)
 #define OFS_RWIN_MAX (8u * 1024u * 1024u)
 
+/* What a lookup of a remote name fetches with it (tier_lookup_first()),
+ * kept as the inode's first window: a lookup then a read of a result this
+ * small is one GET, not a HEAD and a GET. The price: each lookup (ls -l
+ * looks every remote name up) moves up to this many bytes. */
+#define OFS_RWIN_FIRST (128u * 1024u)
+
 /* Makes / frees fs->rwin (main.c, around the session). ENOMEM or 0. */
 int ofs_rwin_init(struct ofs *fs);
 void ofs_rwin_free(struct ofs *fs);
+
+/* Keeps BUF, bytes [0, LEN) of remote inode INO fetched by its lookup, as
+ * a window of INO when one is free (a copy; BUF stays the caller's); else,
+ * or when a window of INO already holds them, does nothing. */
+void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len);
 
 /* Answers a read of remote inode INO (exactly one reply): the bytes of
  * that object version, from a window or a ranged GET; ENODATA when the
