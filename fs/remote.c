@@ -269,14 +269,18 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     if (!(c = thread_conn(r)))
         return ENOMEM;
     struct first f = {malloc(OFS_RWIN_FIRST), 0, OFS_RWIN_FIRST}; /* none: a HEAD only */
+    uint64_t start = ofs_metrics_clock();
     int rc = tier_lookup_first(r->t, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
+    int gone = rc == REMOTE_ENOTFOUND || rc == TIER_ETOMB;
+    if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (fs.h) */
+        ofs_metrics_fetch_done(fs, start, rc != 0 && !gone);
     if (rc) {
         free(f.p);
         if (rc == REMOTE_ENOTFOUND)
             return ENOENT;
         if (rc == TIER_ETOMB)
             return ENODATA;
-        ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
+        ofs_count(&fs->count.lookup_errors, !f.p && rc != ENOMEM); /* a HEAD only: no fetch */
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, remote_conn_message(c));
         return rc == ENOMEM ? ENOMEM : EIO;
     }
