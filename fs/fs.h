@@ -203,15 +203,21 @@ struct ofs_counters {
     _Atomic uint64_t read_bytes;      /* bytes they returned */
     _Atomic uint64_t evicted_reads;   /* lookups, opens, reads answered ENODATA */
     _Atomic uint64_t missing_lookups; /* lookups answered ENOENT */
-    /* The remote tier's fetches (remote_read.c through
-     * ofs_metrics_fetch_done()): one per ranged GET of a remote result's
-     * bytes, its retries included; lookups (HEAD) and listings are not
-     * fetches. Every fetch is timed into the histogram, failed ones too. */
+    /* The remote tier's fetches (through ofs_metrics_fetch_done()): one
+     * per ranged GET of a remote result's bytes, its retries included:
+     * remote_read.c's fetch() (a window, a read-ahead window, a direct
+     * read) and a lookup's GET of the first OFS_RWIN_FIRST bytes
+     * (remote.c; with the tombstone or empty-object HEAD that may follow
+     * it in that lookup, one fetch). Listings, and a lookup that could
+     * only HEAD (no memory for the bytes), are not fetches. Every fetch
+     * is timed into the histogram, failed ones too. */
     _Atomic uint64_t fetches;
-    _Atomic uint64_t fetch_errors;    /* fetches the remote failed (EIO) */
+    _Atomic uint64_t fetch_errors;    /* fetches that failed: a read or lookup answered EIO */
     _Atomic uint64_t fetch_ns;        /* their total time, nanoseconds */
     _Atomic uint64_t fetch_buckets[OFS_FETCH_BOUNDS + 1]; /* not cumulative */
-    _Atomic uint64_t lookup_errors;   /* lookups (HEAD), listings the remote failed */
+    /* Listings the remote failed, and HEAD-only lookups it failed; a
+     * failed lookup GET is a fetch error only (never both). */
+    _Atomic uint64_t lookup_errors;
 };
 
 /* Adds N to counter C. */
@@ -477,9 +483,20 @@ struct remote_conn *ofs_remote_conn(struct ofs *fs);
 #define OFS_RWIN_MIN (256u * 1024u)
 #define OFS_RWIN_MAX (8u * 1024u * 1024u)
 
+/* What a lookup of a remote name fetches with it (tier_lookup_first()),
+ * kept as the inode's first window: a lookup then a read of a result this
+ * small is one GET, not a HEAD and a GET. The price: each lookup (ls -l
+ * looks every remote name up) moves up to this many bytes. */
+#define OFS_RWIN_FIRST (128u * 1024u)
+
 /* Makes / frees fs->rwin (main.c, around the session). ENOMEM or 0. */
 int ofs_rwin_init(struct ofs *fs);
 void ofs_rwin_free(struct ofs *fs);
+
+/* Keeps BUF, bytes [0, LEN) of remote inode INO fetched by its lookup, as
+ * a window of INO when one is free (a copy; BUF stays the caller's); else,
+ * or when a window of INO already holds them, does nothing. */
+void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len);
 
 /* Answers a read of remote inode INO (exactly one reply): the bytes of
  * that object version, from a window or a ranged GET; ENODATA when the
@@ -519,11 +536,13 @@ void ofs_metrics_stop(struct ofs *fs);
 /* The monotonic clock in nanoseconds: the START of ofs_metrics_fetch_done(). */
 uint64_t ofs_metrics_clock(void);
 
-/* Counts one fetch of a remote result's bytes that began at START
+/* Counts one fetch of a remote result's bytes (a read's GET, or a
+ * lookup's GET of the first bytes) that began at START
  * (ofs_metrics_clock()) and has just ended: fetches, its time into
  * offloadfs_remote_fetch_seconds, and fetch_errors when FAILED (the remote
- * failed it: the read is answered EIO). A version found gone (ENODATA) is
- * a fetch, not an error. Relaxed atomic adds only: never blocks. */
+ * failed it: the read or lookup is answered EIO). A version or name found
+ * gone (ENODATA, ENOENT) is a fetch, not an error. Relaxed atomic adds
+ * only: never blocks. */
 void ofs_metrics_fetch_done(struct ofs *fs, uint64_t start, int failed);
 
 /* ---- asuser.c --------------------------------------------------------- */

@@ -8,9 +8,10 @@
  *   reads the store's figures (and its remote's URL) in two short
  *   read-only LMDB transactions of its own (readers never wait for each
  *   other or for writers). Nothing here takes a lock a handler takes.
- * - The remote tier: a fetch (one ranged GET of a remote result's bytes,
- *   remote_read.c) is timed and counted by ofs_metrics_fetch_done(), a
- *   few relaxed adds on the worker that made it. The pending uploads are
+ * - The remote tier: a fetch (one ranged GET of a remote result's bytes:
+ *   a read's in remote_read.c, a lookup's first bytes in remote.c) is
+ *   timed and counted by ofs_metrics_fetch_done(), a few relaxed adds on
+ *   the worker that made it. The pending uploads are
  *   the store's own marks (store_stats.pending), so agentlink stats
  *   --prometheus prints the same gauge and it is right after a restart.
  * - The socket is bound before mounting, so a taken port or an address

@@ -235,11 +235,29 @@ static struct rslot *slot_record(struct ofs_remote *r, const char *key, const re
     return s;
 }
 
+/* The first bytes a lookup fetches: up to CAP kept, the rest (from a
+ * server that ignores the range) dropped. */
+struct first {
+    char *p;
+    size_t len, cap;
+};
+
+static int keep_first(void *arg, const void *data, size_t n)
+{
+    struct first *f = arg;
+    if (n > f->cap - f->len)
+        n = f->cap - f->len;
+    memcpy(f->p + f->len, data, n);
+    f->len += n;
+    return 0;
+}
+
 int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
 {
     struct ofs_remote *r = fs->remote;
     remote_info in;
     remote_conn *c;
+    uint64_t got;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_key(r, key);
     if (s && mono_now() - s->checked < (double)fs->remote_ttl) {
@@ -250,13 +268,19 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     pthread_mutex_unlock(&r->lock);
     if (!(c = thread_conn(r)))
         return ENOMEM;
-    int rc = tier_lookup(r->t, c, fs->ns, key, &in);
-    if (rc == REMOTE_ENOTFOUND)
-        return ENOENT;
-    if (rc == TIER_ETOMB)
-        return ENODATA;
+    struct first f = {malloc(OFS_RWIN_FIRST), 0, OFS_RWIN_FIRST}; /* none: a HEAD only */
+    uint64_t start = ofs_metrics_clock();
+    int rc = tier_lookup_first(r->t, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
+    int gone = rc == REMOTE_ENOTFOUND || rc == TIER_ETOMB;
+    if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (fs.h) */
+        ofs_metrics_fetch_done(fs, start, rc != 0 && !gone);
     if (rc) {
-        ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
+        free(f.p);
+        if (rc == REMOTE_ENOTFOUND)
+            return ENOENT;
+        if (rc == TIER_ETOMB)
+            return ENODATA;
+        ofs_count(&fs->count.lookup_errors, !f.p && rc != ENOMEM); /* a HEAD only: no fetch */
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, remote_conn_message(c));
         return rc == ENOMEM ? ENOMEM : EIO;
     }
@@ -265,6 +289,9 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     if (s)
         *e = s->e;
     pthread_mutex_unlock(&r->lock);
+    if (s && in.etag && f.len == (in.length < f.cap ? in.length : f.cap))
+        ofs_rwin_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
+    free(f.p);
     remote_info_clear(&in);
     return s ? 0 : ENOMEM;
 }

@@ -5,9 +5,16 @@
  * 512 times for a 64 MiB result; a window that starts at OFS_RWIN_MIN
  * bytes and doubles while the reads go on where it ended (up to
  * OFS_RWIN_MAX) pays it about ten times. Pieces that a window being
- * fetched will hold wait for it rather than ask again. A window holds one
- * object version (the inode's ETag, fetched with If-Match), so its bytes
- * can be served to any handle of that inode. Memory: at most
+ * fetched will hold wait for it rather than ask again. A sequential
+ * reader's next windows are fetched ahead: the thread that answers a read
+ * from a sequential window (or fetched it) then fetches the first of the
+ * two windows after it that is not there yet, so GETs run while the
+ * kernel copies this window's bytes out (without it, a 64 MiB cat waits
+ * for each GET and each copy in turn: doc/benchmark.md, "Remote tier").
+ * A window holds one object version (the inode's ETag, fetched with
+ * If-Match), so its bytes can be served to any handle of that inode.
+ * The first window of an inode may come with its lookup (ofs_rwin_offer:
+ * fs/remote.c fetches the first OFS_RWIN_FIRST bytes). Memory: at most
  * OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, allocated on first use.
  */
 #include "fs/fs.h"
@@ -26,6 +33,7 @@ struct rwin {
     uint64_t off, len;  /* the range held, or being fetched */
     char *data;         /* OFS_RWIN_MAX bytes once used */
     uint64_t used_at;   /* tick of the last use: the least recent is reused */
+    int seq;            /* at offset 0, or where another window of ino ended */
 };
 
 struct ofs_rwin {
@@ -71,14 +79,20 @@ static struct rwin *covering(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t off, 
 }
 
 /* How much to fetch at OFF: double the window of INO that ends at OFF (a
- * sequential read), else start small; at least SIZE, at most what is left. */
-static uint64_t window_size(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t off, size_t size, uint64_t left)
+ * sequential read), else start small; at least SIZE, at most what is left.
+ * *SEQ: 1 when the read is sequential (such a window, or OFF 0). */
+static uint64_t window_size(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t off, size_t size, uint64_t left,
+                            int *seq)
 {
     uint64_t n = OFS_RWIN_MIN;
+    *seq = off == 0;
     for (unsigned i = 0; i < OFS_RWIN_COUNT; i++) {
         struct rwin *w = &rw->w[i];
-        if (w->state != W_EMPTY && w->ino == ino && w->off + w->len == off && 2 * w->len > n)
-            n = 2 * w->len;
+        if (w->state != W_EMPTY && w->ino == ino && w->off + w->len == off) {
+            *seq = 1;
+            if (2 * w->len > n)
+                n = 2 * w->len;
+        }
     }
     if (n > OFS_RWIN_MAX)
         n = OFS_RWIN_MAX;
@@ -151,6 +165,59 @@ static void read_direct(struct ofs *fs, fuse_req_t req, const char *key, const c
     free(buf);
 }
 
+void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    struct rwin *w;
+    if (!rw || len == 0 || len > OFS_RWIN_MAX)
+        return;
+    pthread_mutex_lock(&rw->lock);
+    if (!covering(rw, ino, 0, (size_t)len, W_READY) && !covering(rw, ino, 0, (size_t)len, W_FETCHING) &&
+        (w = victim(rw)) && (w->data || (w->data = malloc(OFS_RWIN_MAX)))) {
+        memcpy(w->data, buf, (size_t)len);
+        *w = (struct rwin){W_READY, ino, 0, len, w->data, ++rw->tick, 1};
+    }
+    pthread_mutex_unlock(&rw->lock);
+}
+
+/* The window of INO (fetching or ready) that starts at AT, or NULL. */
+static struct rwin *starting_at(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t at)
+{
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++)
+        if (rw->w[i].state != W_EMPTY && rw->w[i].ino == ino && rw->w[i].off == at)
+            return &rw->w[i];
+    return NULL;
+}
+
+/* With RW locked, after W (of INO, sequential) answered a read: fetches
+ * the first window not yet there among the two after W, unless the object
+ * ends first or no window is free. Returns with RW locked. */
+static void read_ahead(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, fuse_ino_t ino, const char *key,
+                       const char *etag, uint64_t length)
+{
+    uint64_t at = w->off + w->len;
+    unsigned ahead = 0;
+    struct rwin *x;
+    int seq;
+    if (!w->seq)
+        return;
+    for (; at < length && (x = starting_at(rw, ino, at)); at = x->off + x->len)
+        if (++ahead == 2)
+            return;
+    if (at >= length)
+        return;
+    uint64_t n = window_size(rw, ino, at, 0, length - at, &seq);
+    struct rwin *v = victim(rw);
+    if (!v || v == w || (!v->data && !(v->data = malloc(OFS_RWIN_MAX))))
+        return;
+    *v = (struct rwin){W_FETCHING, ino, at, n, v->data, ++rw->tick, 1};
+    pthread_mutex_unlock(&rw->lock);
+    int err = fetch(fs, key, etag, at, (size_t)n, v->data);
+    pthread_mutex_lock(&rw->lock);
+    v->state = err ? W_EMPTY : W_READY;
+    pthread_cond_broadcast(&rw->done);
+}
+
 void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 {
     struct ofs_rwin *rw = fs->rwin;
@@ -173,24 +240,28 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
     if ((w = covering(rw, ino, o, size, W_READY))) {
         w->used_at = ++rw->tick;
         ofs_reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
+        read_ahead(fs, rw, w, ino, key, etag, length);
         pthread_mutex_unlock(&rw->lock);
         return;
     }
-    uint64_t n = window_size(rw, ino, o, size, length - o);
+    int seq;
+    uint64_t n = window_size(rw, ino, o, size, length - o, &seq);
     if (!(w = victim(rw)) || (!w->data && !(w->data = malloc(OFS_RWIN_MAX)))) {
         pthread_mutex_unlock(&rw->lock);
         read_direct(fs, req, key, etag, o, size);
         return;
     }
-    *w = (struct rwin){W_FETCHING, ino, o, n, w->data, ++rw->tick};
+    *w = (struct rwin){W_FETCHING, ino, o, n, w->data, ++rw->tick, seq};
     pthread_mutex_unlock(&rw->lock);
     int err = fetch(fs, key, etag, o, (size_t)n, w->data); /* a fetching window is never reused */
     pthread_mutex_lock(&rw->lock);
     w->state = err ? W_EMPTY : W_READY;
     pthread_cond_broadcast(&rw->done);
-    if (err)
+    if (err) {
         ofs_reply_read_err(fs, req, err);
-    else
+    } else {
         ofs_reply_read(fs, req, w->data, size);
+        read_ahead(fs, rw, w, ino, key, etag, length);
+    }
     pthread_mutex_unlock(&rw->lock);
 }

@@ -111,15 +111,17 @@ int prom_pending_write(FILE *f, uint64_t pending, const char *store)
 int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
 {
     one(f, "offloadfs_remote_fetches_total", "counter",
-        "Ranged GETs of remote results' bytes since the daemon started (a read the "
-        "mount's read-ahead windows already hold makes none; retries count once).",
+        "Ranged GETs of remote results' bytes since the daemon started: reads' and "
+        "lookups' (a lookup GETs the first 128 KiB; a read the mount's read-ahead windows "
+        "already hold makes none; retries count once).",
         "namespace", ns, r->fetches);
     one(f, "offloadfs_remote_fetch_errors_total", "counter",
-        "Those the remote failed (unreachable, stalled, refused): the read was answered EIO.",
+        "Those the remote failed (unreachable, stalled, refused): the read or lookup was "
+        "answered EIO.",
         "namespace", ns, r->fetch_errors);
     one(f, "offloadfs_remote_lookup_errors_total", "counter",
-        "Name lookups (HEAD) and listings (readdir) the remote failed: names answered EIO, "
-        "listings shown without the remote's names.",
+        "Listings (readdir) the remote failed, shown without the remote's names, and "
+        "lookups that sent only a HEAD and failed (a failed lookup GET is a fetch error).",
         "namespace", ns, r->lookup_errors);
     return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
                                 "How long each fetch took, retries included, failed ones too.",

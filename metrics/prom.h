@@ -65,9 +65,9 @@ typedef struct prom_histogram {
  * started (fs/metrics.c says what a fetch is). SECONDS times every fetch,
  * failed ones too. */
 typedef struct prom_remote_figures {
-    uint64_t fetches;       /* GETs of remote results' bytes */
+    uint64_t fetches;       /* GETs of remote results' bytes (reads', lookups') */
     uint64_t fetch_errors;  /* those the remote failed */
-    uint64_t lookup_errors; /* name lookups and listings the remote failed */
+    uint64_t lookup_errors; /* listings and HEAD-only lookups the remote failed */
     prom_histogram seconds; /* how long each took */
 } prom_remote_figures;
 

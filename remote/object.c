@@ -118,6 +118,17 @@ int remote_get_buf(remote_conn *c, const char *name, uint64_t off, void *buf, si
     return rc;
 }
 
+/* The defaults of an answer's info. An original size is never below the
+ * length (a cut only shrinks): a smaller or missing x-amz-meta-size means
+ * the object's own. */
+static void info_finish(remote_info *out)
+{
+    if (out->size < out->length)
+        out->size = out->length;
+    if (out->created == 0)
+        out->created = out->mtime;
+}
+
 int remote_head(remote_conn *c, const char *name, remote_info *out)
 {
     memset(out, 0, sizeof *out);
@@ -128,12 +139,38 @@ int remote_head(remote_conn *c, const char *name, remote_info *out)
         remote_info_clear(out);
         return rc;
     }
-    /* An original size is never below the length (a cut only shrinks):
-     * a smaller or missing x-amz-meta-size means the object's own. */
-    if (out->size < out->length)
-        out->size = out->length;
-    if (out->created == 0)
-        out->created = out->mtime;
+    info_finish(out);
+    return 0;
+}
+
+int remote_get_first(remote_conn *c, const char *name, uint64_t len, remote_sink_fn sink, void *arg,
+                     uint64_t *got, remote_info *out)
+{
+    memset(out, 0, sizeof *out);
+    *got = 0;
+    if (len == 0)
+        return remote_head(c, name, out);
+    rq q = {.label = "GET", .method = "GET", .name = name, .ranged = 1, .range_len = len,
+            .sink = sink, .sink_arg = arg, .info = out};
+    int rc = rq_run(c, &q);
+    rbuf_free(&q.resp);
+    if (!rc && q.status == 416) { /* an empty object has no byte 0 */
+        remote_info_clear(out);
+        return remote_head(c, name, out);
+    }
+    if (rc) {
+        remote_info_clear(out);
+        return rc;
+    }
+    if (q.status == 206) {
+        if (!q.range_total) {
+            remote_info_clear(out);
+            return REMOTE_EPROTO;
+        }
+        out->length = q.range_total; /* Content-Length was the part's */
+    }
+    *got = q.delivered;
+    info_finish(out);
     return 0;
 }
 

@@ -211,6 +211,17 @@ typedef struct remote_info {
  * ENOMEM. */
 int remote_head(remote_conn *c, const char *name, remote_info *out);
 
+/* remote_head() and the first LEN bytes in one request: a GET of bytes
+ * [0, LEN) of NAME, streamed to SINK as remote_get() does (*GOT: the bytes
+ * given, min(LEN, length) once all came), with the object's length (from
+ * Content-Range), ETag and metadata into *OUT (cleared first; yours:
+ * remote_info_clear()). A lookup that is followed by a read saves a round
+ * trip. An empty object (416 to any range) is answered by a HEAD; LEN 0
+ * is a HEAD. Errors: as remote_head() and remote_get(); REMOTE_EPROTO for
+ * a 206 without a Content-Range total. */
+int remote_get_first(remote_conn *c, const char *name, uint64_t len, remote_sink_fn sink, void *arg,
+                     uint64_t *got, remote_info *out);
+
 /* Frees the strings of INFO and zeroes it (NULL is fine). */
 void remote_info_clear(remote_info *info);
 

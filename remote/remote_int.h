@@ -61,6 +61,7 @@ typedef struct rq {
     uint64_t delivered; /* bytes handed to the sink, over every attempt */
     rbuf resp;          /* body when no sink takes it (or an error body) */
     remote_info *info;  /* headers parsed into it when not NULL */
+    uint64_t range_total; /* with info: the object's length in a Content-Range (0: none) */
     /* per attempt */
     uint64_t src_pos;
     int sink_failed, src_failed;

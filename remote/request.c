@@ -229,6 +229,11 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0 && q->info) {
         /* a new answer (after a 100 Continue too): start over */
         remote_info_clear(q->info);
+        q->range_total = 0;
+    } else if (q->info && (etag = header_value(line, n, "content-range"))) {
+        const char *slash = strchr(etag, '/'); /* "bytes FIRST-LAST/TOTAL" */
+        q->range_total = slash ? strtoull(slash + 1, NULL, 10) : 0;
+        free(etag);
     } else if (q->info) {
         info_header(q->info, line, n, &a->oom);
     }

@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics"
+#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 #   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
@@ -24,7 +24,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics}
+CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 RT=${BENCH_RT:+chrt -f 10}
@@ -503,6 +503,18 @@ case_mcp() {
     local out w v b m
     if ! out=$(scripts/bench_mcp.sh); then
         metric "mcp-proxy benchmark" "failed (its error is above)" - "**no**"; return 0
+    fi
+    while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
+}
+
+# ---- remote tier -------------------------------------------------------------
+# scripts/bench_remote.sh: a radosgw of its own (scripts/s3-server.sh), the
+# tier's reads and puts against the same work done with curl on it, and the
+# 8-host run (doc/benchmark.md, "Remote tier").
+case_remote() {
+    local out w v b m
+    if ! out=$(scripts/bench_remote.sh); then
+        metric "remote tier benchmark" "failed (its error is above)" - "**no**"; return 0
     fi
     while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
 }

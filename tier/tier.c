@@ -75,11 +75,18 @@ int tier_remove(tier *t, remote_conn *c, const char *ns, const char *key)
 
 int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote_info *info)
 {
+    uint64_t got;
+    return tier_lookup_first(t, c, ns, key, 0, NULL, NULL, &got, info);
+}
+
+int tier_lookup_first(tier *t, remote_conn *c, const char *ns, const char *key, uint64_t len,
+                      remote_sink_fn sink, void *arg, uint64_t *got, remote_info *info)
+{
     char name[TIER_NAME_MAX];
     remote_info tomb;
     (void)t;
     tier_name(name, sizeof name, ns, key, 0);
-    int rc = remote_head(c, name, info);
+    int rc = remote_get_first(c, name, len, sink, arg, got, info);
     if (rc != REMOTE_ENOTFOUND)
         return rc;
     tier_name(name, sizeof name, ns, key, 1);

@@ -127,6 +127,13 @@ int tier_gc(tier *t, remote_conn *c, uint64_t max_age_s, uint64_t max_bytes, uns
  * there; REMOTE_ENOTFOUND when neither; other REMOTE_E* codes. */
 int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote_info *info);
 
+/* tier_lookup() that also fetches the object's first LEN bytes in the
+ * same request (remote_get_first(): SINK gets them, *GOT their count;
+ * LEN 0: none, a HEAD). The daemon's lookups use it, so a lookup followed
+ * by a read costs one round trip, not two. */
+int tier_lookup_first(tier *t, remote_conn *c, const char *ns, const char *key, uint64_t len,
+                      remote_sink_fn sink, void *arg, uint64_t *got, remote_info *info);
+
 /* Calls FN for each result of NS on the remote (KEY without the "NS/"),
  * in byte order. Errors: as remote_list(). */
 int tier_list(tier *t, remote_conn *c, const char *ns, remote_list_fn fn, void *arg);

@@ -2,6 +2,7 @@
  * measure badly. Each subcommand prints one line of numbers on stdout.
  *
  *   benchtool openread DIR N          open+read+close DIR/f0000000..N-1; prints seconds
+ *   benchtool readfile PATH           open+read+close PATH once; prints seconds
  *   benchtool stat DIR N SAMPLES      stat SAMPLES distinct random names of DIR/f0..N-1
  *                                     (each once: every stat is a cold lookup on a
  *                                     fresh mount); prints seconds per stat
@@ -90,21 +91,39 @@ static unsigned long arg_num(const char *s)
     return v;
 }
 
+/* open+read+close of PATH: 0, or 1 after a message. */
+static int read_whole(const char *path)
+{
+    char buf[65536];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        return 1;
+    }
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    close(fd);
+    return 0;
+}
+
 static int cmd_openread(const char *dir, unsigned long n)
 {
-    char path[4096], buf[65536];
+    char path[4096];
     double t0 = now_s();
     for (unsigned long i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/f%07lu", dir, i);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) {
-            perror(path);
+        if (read_whole(path))
             return 1;
-        }
-        while (read(fd, buf, sizeof buf) > 0)
-            ;
-        close(fd);
     }
+    printf("%.6f\n", now_s() - t0);
+    return 0;
+}
+
+static int cmd_readfile(const char *path)
+{
+    double t0 = now_s();
+    if (read_whole(path))
+        return 1;
     printf("%.6f\n", now_s() - t0);
     return 0;
 }
@@ -466,6 +485,8 @@ int main(int argc, char **argv)
     const char *c = argc > 1 ? argv[1] : "";
     if (!strcmp(c, "openread") && argc == 4)
         return cmd_openread(argv[2], arg_num(argv[3]));
+    if (!strcmp(c, "readfile") && argc == 3)
+        return cmd_readfile(argv[2]);
     if (!strcmp(c, "stat") && argc == 5)
         return cmd_stat(argv[2], arg_num(argv[3]), arg_num(argv[4]));
     if (!strcmp(c, "puts") && (argc == 6 || argc == 7))

@@ -2,13 +2,20 @@
 # The remote tier's metrics (doc/operating.md), against the real radosgw
 # tests/run.sh started and checked with promtool: store A writes through its
 # remote, B's daemon serves what only the remote holds and counts its
-# fetches (one per ranged GET of a result's bytes):
-#   five first reads of small remote-only results: 5 fetches; a 1 MiB one
-#   read sequentially (O_DIRECT, one request at a time): 3 more (windows
-#   of 256 KiB, 512 KiB, the last 256 KiB); a version replaced on A: one
-#   fetch, ENODATA, not an error; radosgw stopped (SIGSTOP): one read, EIO,
-#   one fetch error timed above 1 s; a lookup and a listing: 2 lookup
-#   errors; a write on B meanwhile: pending 1, in
+# fetches: one per ranged GET of a result's bytes, a read's (a window) or a
+# lookup's (the first OFS_RWIN_FIRST = 128 KiB, kept as the inode's first
+# window). Windows (fs.h): OFS_RWIN_COUNT = 4, the first read one
+# OFS_RWIN_MIN = 256 KiB, doubling while reads go on where one ended, and
+# a reader of a sequential window has the next one fetched ahead.
+#   five first reads of small (<= 5000 B) remote-only results: 5 fetches
+#   (each lookup's GET holds the whole result: the read is served from it);
+#   r6 and r7 looked up: 2 more (7); a 1 MiB one read sequentially
+#   (O_DIRECT, one request at a time): 4 more (11) -- its lookup's 128 KiB,
+#   then windows of 256 KiB, 512 KiB, the last 128 KiB (below); a version
+#   replaced on A: one fetch (12), ENODATA, not an error; radosgw stopped
+#   (SIGSTOP): a read, EIO, one fetch error timed above 1 s (13, 1); a
+#   lookup of a new name: a fetch error too (14, 2), no lookup error; a
+#   listing: 1 lookup error; a write on B meanwhile: pending 1, in
 #   the daemon's and agentlink stats --prometheus' output alike; after
 #   agentlink sync: 0. The histogram's count is the fetches. A real
 #   Prometheus scrapes the daemon meanwhile: its API gives the same counts,
@@ -131,32 +138,50 @@ for i in 1 2 3 4 5; do cat "$M/r$i" >/dev/null; done
 scrape m2
 t_eq "read again (page cache): still 5 fetches" "$(fetches)" 5
 
+# r6 and r7 looked up on B (r7 to be replaced on A below: B's inode is then
+# the old version): each lookup is one GET of the whole (<= 128 KiB) result.
+stat "$M/r6" "$M/r7" >/dev/null || t_not_ok "stat r6 r7 on B"
+scrape m2b
+t_eq "two lookups: 2 fetches more (7)" "$(fetches)" 7
+
+# big, 1 MiB, read in 8 requests of 128 KiB: its lookup's GET brings
+# [0, 128K) (fetch 8). The read at 0 is served from it; that window is
+# sequential, so the next one is fetched ahead: at 128K, twice the window
+# ending there, 256 KiB: [128K, 384K) (fetch 9). The read at 128K is served
+# from that; ahead: [384K, 896K), twice 256 KiB (fetch 10). The read at
+# 256K: the window at 384K is there, the one after it is not: [896K, 1M),
+# 1 MiB doubled but only 128 KiB left (fetch 11). The reads at 384K..896K
+# are served from those; the object ends: none more. 4 fetches, 1 MiB.
+# These 4 windows also take all OFS_RWIN_COUNT = 4 (the least recently
+# used goes): r6's and r7's lookup windows are gone, so the reads of r6 and
+# r7 below each GET.
 t_eq "a 1 MiB result read sequentially, one request at a time: exact bytes" \
     "$(dd if="$M/big" bs=131072 iflag=direct 2>/dev/null | md5sum)" "$(md5sum <"$T_TMP/big")"
 scrape m3
-t_eq "  three fetches: 256 KiB, 512 KiB, the last 256 KiB" "$(fetches)" 8
+t_eq "  four fetches (11): the lookup's 128 KiB, 256 KiB, 512 KiB, the last 128 KiB" "$(fetches)" 11
 
-# r7 looked up on B, then replaced on A: B's inode is the old version.
-stat "$M/r6" "$M/r7" >/dev/null || t_not_ok "stat r6 r7 on B"
 printf 'r7 again\n' | $AGENTLINK --store "$A" put r7 >/dev/null || t_not_ok "replace r7 on A"
 dd if="$M/r7" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
 t_check "the old version of r7, gone from the remote: ENODATA" grep -q "No data available" "$T_TMP/err"
 scrape m4
-t_eq "  one fetch more (9), not an error" "$(fetches) $(errors)" "9 0"
+t_eq "  one fetch more (12), not an error" "$(fetches) $(errors)" "12 0"
 
 rgw_stop "$RGW" || t_not_ok "radosgw stopped"
 dd if="$M/r6" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
 t_check "radosgw stopped: a read of r6 (one request) fails with EIO" grep -q "Input/output error" "$T_TMP/err"
 scrape m5
-t_eq "  10 fetches, 1 error" "$(fetches) $(errors)" "10 1"
-t_eq "  the histogram counts it" "$(hcount)" 10
-t_eq "  above 1 s (two 2 s stalls): the le=\"1\" bucket holds the 9 others" "$(bucket 1)" 9
+t_eq "  13 fetches, 1 error" "$(fetches) $(errors)" "13 1"
+t_eq "  the histogram counts it" "$(hcount)" 13
+t_eq "  above 1 s (two 2 s stalls): the le=\"1\" bucket holds the 12 others" "$(bucket 1)" 12
 t_eq "  no lookup error (r6 was looked up before)" "$(lerrors)" 0
 t_eq "radosgw stopped: a name not looked up before is EIO" "$(m_errno stat "$M/unknown")" EIO
 ls -f "$M" >/dev/null
 scrape m5b
-t_eq "  it and one listing (ls): 2 lookup errors, fetches unchanged" \
-    "$(lerrors) $(fetches) $(errors)" "2 10 1"
+# The lookup's GET failed: a fetch and a fetch error (timed above 1 s too),
+# not a lookup error; the listing sends no GET: a lookup error.
+t_eq "  the lookup: a fetch error (14 fetches, 2 errors); the listing (ls): 1 lookup error" \
+    "$(lerrors) $(fetches) $(errors)" "1 14 2"
+t_eq "  the le=\"1\" bucket still holds 12" "$(bucket 1)" 12
 t_rc "radosgw stopped: a put on B is pending (exit 5)" 5 timeout 60 \
     env OFFLOADFS_REMOTE_STALL_SECONDS=2 OFFLOADFS_REMOTE_RETRIES=0 $AGENTLINK --store "$B" put p1 <"$T_TMP/r1"
 scrape m6
@@ -178,10 +203,10 @@ PY2
 )
 t_check "Prometheus' API: offloadfs_remote_pending_uploads = 1" \
     t_wait_until "$WAIT" query_is offloadfs_remote_pending_uploads 1
-t_eq "  offloadfs_remote_fetches_total = 10, fetch errors = 1, lookup errors = 2" \
+t_eq "  offloadfs_remote_fetches_total = 14, fetch errors = 2, lookup errors = 1" \
     "$(query offloadfs_remote_fetches_total) $(query offloadfs_remote_fetch_errors_total) $(query offloadfs_remote_lookup_errors_total)" \
-    "10 1 2"
-t_eq "  offloadfs_remote_fetch_seconds_count = 10" "$(query offloadfs_remote_fetch_seconds_count)" 10
+    "14 2 1"
+t_eq "  offloadfs_remote_fetch_seconds_count = 14" "$(query offloadfs_remote_fetch_seconds_count)" 14
 t_check "Prometheus: doc/operating.md's remote alert fires" t_wait_until "$WAIT" query_any "$ALERT"
 kill -CONT "$RGW"
 
@@ -193,7 +218,7 @@ t_eq "  and in stats --prometheus" \
     "$($AGENTLINK --store "$B" stats --prometheus | sample "$(cat)" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
 t_check "radosgw back: r6 reads" cmp -s "$M/r6" "$T_TMP/r6"
 scrape m8
-t_eq "  11 fetches, still 1 error" "$(fetches) $(errors)" "11 1"
+t_eq "  a window for it: 15 fetches, still 2 errors" "$(fetches) $(errors)" "15 2"
 # The mount's own counters count remote reads as local ones: 5 small
 # results, 8 O_DIRECT pieces of 128 KiB, r6; r7's ENODATA an evicted read.
 t_eq "offloadfs_reads_total counts the remote reads answered with data" \

@@ -104,6 +104,53 @@ static void head_should_return_metadata(void **state)
     remote_info_clear(NULL);
 }
 
+static void get_first_should_answer_head_and_the_first_bytes(void **state)
+{
+    struct rfx *f = *state;
+    size_t n = 300001;
+    unsigned char *data = rfx_bytes(n, 7);
+    sinkbuf b = {malloc(n), 0, n, 0};
+    remote_meta m = {"grep", "c1", 400000, 1700000001};
+    remote_info in, head;
+    uint64_t got = 9;
+    assert_int_equal(remote_put_buf(f->c, "ns/first", data, n, &m), 0);
+    assert_int_equal(remote_head(f->c, "ns/first", &head), 0);
+    /* a prefix: the bytes, and the object's length, not the part's */
+    assert_int_equal(remote_get_first(f->c, "ns/first", 131072, to_buf, &b, &got, &in), 0);
+    assert_int_equal(got, 131072);
+    assert_int_equal(b.len, 131072);
+    assert_memory_equal(b.p, data, 131072);
+    assert_int_equal(in.length, n);
+    assert_string_equal(in.etag, head.etag);
+    assert_string_equal(in.tool, "grep");
+    assert_string_equal(in.call_id, "c1");
+    assert_int_equal(in.size, 400000);
+    assert_int_equal(in.created, 1700000001);
+    assert_int_equal(in.mtime, head.mtime);
+    remote_info_clear(&in);
+    /* more than the object holds: all of it */
+    b.len = 0;
+    assert_int_equal(remote_get_first(f->c, "ns/first", 1u << 20, to_buf, &b, &got, &in), 0);
+    assert_int_equal(got, n);
+    assert_memory_equal(b.p, data, n);
+    assert_int_equal(in.length, n);
+    remote_info_clear(&in);
+    /* empty: no byte, length 0 */
+    assert_int_equal(remote_put_buf(f->c, "ns/first0", "", 0, NULL), 0);
+    b.len = 0;
+    assert_int_equal(remote_get_first(f->c, "ns/first0", 4096, to_buf, &b, &got, &in), 0);
+    assert_int_equal(got, 0);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(in.length, 0);
+    assert_non_null(in.etag);
+    remote_info_clear(&in);
+    assert_int_equal(remote_get_first(f->c, "ns/nothing", 4096, to_buf, &b, &got, &in), REMOTE_ENOTFOUND);
+    assert_null(in.etag);
+    remote_info_clear(&head);
+    free(b.p);
+    free(data);
+}
+
 static void missing_object_should_be_enotfound_with_message(void **state)
 {
     struct rfx *f = *state;
@@ -319,6 +366,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(get_should_stream_any_range, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(get_of_empty_object_should_deliver_nothing, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(head_should_return_metadata, rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(get_first_should_answer_head_and_the_first_bytes, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(missing_object_should_be_enotfound_with_message, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(replace_should_serve_new_bytes, rfx_setup, rfx_teardown),
