@@ -7,10 +7,9 @@
 # closed local port (the store keeps the URL; the endpoint comes from the
 # environment), so radosgw is not stopped. Needs node only, no npm package.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 AL=$T_BUILD/agentlink
-if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_BUCKET:-}" ]; then
-    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
-fi
+r_require_s3
 if ! command -v node >/dev/null; then t_not_ok "node is installed (Node 20)"; t_done; fi
 PREFIX=js-$$-$(date +%s%N)
 S=$T_TMP/s

@@ -9,28 +9,11 @@
 # pending tombstone, and sync leaves the new object alone.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
-# Stops radosgw and waits until every thread of it is stopped ("T").
-rgw_stop() {
-    local pid=$1 t all
-    kill -STOP "$pid"
-    for _ in $(seq 100); do
-        all=1
-        for t in /proc/"$pid"/task/*/stat; do
-            [ "$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null)" = T ] || all=
-        done
-        [ -n "$all" ] && return 0
-        sleep 0.02
-    done
-    echo "  radosgw $pid did not stop"
-}
+. "$(dirname "$0")/lib.sh"
 m_require_fuse
 AL=$AGENTLINK # under OFFLOADFS_WRAP (valgrind) too
-if [ -z "${AWS_ENDPOINT_URL:-}" ] || [ -z "${OFFLOADFS_S3_DIR:-}" ]; then
-    t_not_ok "an S3 server (run through tests/run.sh, which starts scripts/s3-server.sh)"; t_done
-fi
+r_require_s3
 URL=s3://$OFFLOADFS_S3_BUCKET/tombs-$$-$(date +%s%N)
-RGW=$(cat "$OFFLOADFS_S3_DIR/run/client.rgw.offloadfs.pid")
-t_on_exit "kill -CONT $RGW 2>/dev/null"
 # A stopped remote costs one 1 s stall per request here, not 3 x 2 s.
 export OFFLOADFS_REMOTE_STALL_SECONDS=1 OFFLOADFS_REMOTE_RETRIES=0
 A=$T_TMP/a B=$T_TMP/b MB=$T_TMP/mnt-b
