@@ -9,6 +9,7 @@
 # Under make test-valgrind (OFFLOADFS_VALGRIND) the daemon itself runs
 # under memcheck, with generous deadlines.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../metrics/prom.sh"
 . "$(dirname "$0")/mountlib.sh"
 m_require_fuse
 for tool in promtool prometheus curl; do
@@ -24,7 +25,6 @@ if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
     M_FS=$T_TMP/vg-offloadfs
     M_MOUNT_WAIT=$WAIT
 fi
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # scrape URL : the exposition on stdout; fails on any HTTP error.
 scrape() { curl -sf --max-time 10 "$1"; }
 # sample TEXT NAME : the value of the sample NAME (exactly, labels included,
@@ -116,28 +116,7 @@ t_eq "POST /metrics: 405" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$UR
 t_eq "GET /other: 404" "$(curl -s -o /dev/null -w '%{http_code}' "${URL%/metrics}/other")" 404
 
 # ---- a real Prometheus scrapes it ------------------------------------------------------
-PROM_PORT=$(free_port)
-cat >"$T_TMP/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: offloadfs
-    static_configs:
-      - targets: ['$(sed 's|^http://\(.*\)/metrics$|\1|' <<<"$URL")']
-EOF
-prometheus --config.file="$T_TMP/prometheus.yml" --storage.tsdb.path="$T_TMP/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$T_TMP/prometheus.log" 2>&1 &
-prom_pid=$!
-t_on_exit "kill $prom_pid 2>/dev/null; wait $prom_pid 2>/dev/null"
-# query EXPR : the value of the one series EXPR gives, or nothing.
-query() {
-    curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
-        python3 -c 'import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if len(r) == 1 else "")' 2>/dev/null
-}
-query_is() { [ "$(query "$1")" = "$2" ]; }
+prom_start "$URL"
 # One more evicted read while Prometheus watches: it must see 5.
 cat "$M/k1" 2>/dev/null
 t_check "Prometheus' API answers offloadfs_evicted_reads_total = 5, the evicted reads made" \

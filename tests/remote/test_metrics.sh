@@ -23,6 +23,7 @@
 #   The mount's reads and evicted reads count remote reads too.
 # Under make test-valgrind the daemon runs under memcheck.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../metrics/prom.sh"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 m_require_fuse
@@ -85,29 +86,8 @@ if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
     *) t_not_ok "the daemon runs under memcheck" ;; esac
 fi
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # A real Prometheus scrapes B's daemon every second from here on.
-PROM_PORT=$(free_port)
-cat >"$T_TMP/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: offloadfs
-    static_configs:
-      - targets: ['$(sed 's|^http://\(.*\)/metrics$|\1|' <<<"$URL_M")']
-EOF
-prometheus --config.file="$T_TMP/prometheus.yml" --storage.tsdb.path="$T_TMP/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$T_TMP/prometheus.log" 2>&1 &
-prom_pid=$!
-t_on_exit "kill $prom_pid 2>/dev/null; wait $prom_pid 2>/dev/null"
-# query EXPR : the values of the series EXPR gives, one a line.
-query() {
-    curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
-        python3 -c 'import json, sys
-for r in json.load(sys.stdin)["data"]["result"]: print(r["value"][1])' 2>/dev/null
-}
-query_is() { [ "$(query "$1")" = "$2" ]; }
+prom_start "$URL_M"
 query_any() { [ -n "$(query "$1")" ]; }
 
 scrape m0
