@@ -1,7 +1,7 @@
 /* multipart.c -- large uploads in parts: each part is its own request,
  * retried on its own, so a failure late in a large upload repeats one
  * part, not the whole object. Query parameters are written sorted: curl
- * 7.88 signs the query as given (curl issue 9717). */
+ * 7.88 signs the query as given (curl/curl#9717). */
 #include "remote/object.h"
 
 #include <errno.h>

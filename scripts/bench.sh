@@ -5,7 +5,7 @@
 # tmpfs and in a directory on the root disk, then measures each case
 # interleaved (offloadfs, tmpfs, disk, offloadfs, tmpfs, disk, ...)
 # BENCH_RUNS times (default 5) and reports the median and the ratio
-# offloadfs / plain files, and whether the bar of the benchmark issue is met.
+# offloadfs / plain files, and whether the bar set for that case is met.
 # Writes the table to doc/benchmark.md (BENCH_OUT to change). Needs root
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
@@ -231,7 +231,7 @@ EOF
 
 # ---- 5. writes -------------------------------------------------------------
 # Durable puts are compared with plain files made durable on the same disk:
-# write+fsync (the issue's bar), and write to a temporary+fsync+rename+fsync
+# write+fsync (the bar), and write to a temporary+fsync+rename+fsync
 # of the directory, which is what a plain file needs to be replaced
 # atomically and survive a crash, as a put is.
 case_writes() {

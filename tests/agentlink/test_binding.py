@@ -226,7 +226,7 @@ class Offload(Base):
 
 
 class EmptyAndTypes(Base):
-    """One behaviour on every surface (issue 16, item 9)."""
+    """One behaviour on every surface: empty content as the CLI stores it; offload() gives str."""
 
     def test_empty_content_is_a_zero_byte_entry_as_with_the_cli(self):
         store = agentlink.ToolResultStore(store=self.dir)

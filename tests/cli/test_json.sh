@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_cli_json.sh -- --json output is valid UTF-8 JSON that carries every
-# byte of a result exactly: NUL bytes, bytes that are not UTF-8 (issue 16.4).
+# byte of a result exactly: NUL bytes, bytes that are not UTF-8.
 . "$(dirname "$0")/../lib.sh"
 
 al() { $AGENTLINK "$@"; }

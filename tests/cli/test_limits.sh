@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_cli_limits.sh -- init's limits: messages that name the value and the
-# limit it breaks (issue 16.8), and a configured max_result_bytes that a
-# lowered bound holds down only while it is lower (issue 16.7).
+# limit it breaks, and a configured max_result_bytes that a
+# lowered bound holds down only while it is lower.
 . "$(dirname "$0")/../lib.sh"
 
 al() { $AGENTLINK "$@"; }

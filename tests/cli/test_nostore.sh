@@ -2,7 +2,7 @@
 # test_nostore.sh -- every command on a missing store fails the same way
 # (exit 1, "no store at ..."; with --json also {"error":"no_store"} on
 # stdout, the signal programs such as the JS backend read), except those that
-# create it: init, put, offload, import (issue 16.8).
+# create it: init, put, offload, import.
 . "$(dirname "$0")/../lib.sh"
 
 al() { $AGENTLINK "$@"; }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_cli_stream.sh -- put and offload read their input as a stream
-# (issue 16.5): memory stays near max_result_bytes whatever the length, an
+# memory stays near max_result_bytes whatever the length, an
 # endless input is refused past --max-input-bytes (exit 2, nothing stored),
 # and what is stored is byte for byte what the whole-buffer cut stored.
 . "$(dirname "$0")/../lib.sh"

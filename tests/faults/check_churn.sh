@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_churn.sh -- issue 6, case 6: rewrites and evictions while readers
+# check_churn.sh -- doc/faults.md, case 6: rewrites and evictions while readers
 # read through the mount. One writer (churn) rewrites, adds, removes and --
 # through a small byte bound -- evicts entries about a thousand times a
 # second, keeping 1,000 "stable-NNNN" names live throughout; meanwhile

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_corrupt.sh -- issue 6, case 4, the sweep: one byte of data.mdb
+# check_corrupt.sh -- doc/faults.md, case 4, the sweep: one byte of data.mdb
 # flipped (XOR 0xff) at a dozen places in every page -- page header, node
 # pointers, nodes, middle, end; every field of both meta pages -- one copy
 # at a time, and each copy used three ways:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_load.sh -- issue 6, case 1: 64 writer processes (the agentlink
+# check_load.sh -- doc/faults.md, case 1: 64 writer processes (the agentlink
 # library) put values of random sizes, some over max_result_bytes (cut to
 # the bound, recorded as truncated), rewrite their own keys and keys they
 # share, and remove some; meanwhile

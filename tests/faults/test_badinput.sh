@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_badinput.sh -- issue 6, case 8: bad keys, namespaces, tool names,
+# test_badinput.sh -- doc/faults.md, case 8: bad keys, namespaces, tool names,
 # configs, sizes and options. Each is refused with exit 2 and a message
 # that names the rule (or the file, field and expectation), and nothing is
 # written: a store that did not exist is not created, one that did keeps

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_corrupt.sh -- issue 6, case 4: truncated, damaged and foreign
+# test_corrupt.sh -- doc/faults.md, case 4: truncated, damaged and foreign
 # data.mdb / lock.mdb, each on a fresh copy of a small store, against the
 # real CLI (ls, stats, get, put) and the real daemon (start, then read every
 # entry through the mount). Each must be: no crash, no hang, a clear error

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_kill.sh -- issue 6, case 5: the daemon killed with SIGKILL.
+# test_kill.sh -- doc/faults.md, case 5: the daemon killed with SIGKILL.
 # - with -o auto_unmount no dead mount remains, even with a reader in the
 #   middle of a file (it gets an error or the bytes, never wrong bytes, and
 #   does not hang); the mount point then answers as a plain directory,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_perms.sh -- issue 6, case 7 (I6): the mount is read-only and every
+# test_perms.sh -- doc/faults.md, case 7 (I6): the mount is read-only and every
 # write syscall tests/fs/test_errno.sh does not try answers EROFS (or the
 # errno that comes first by POSIX) and changes nothing; another user cannot
 # read a mount made without allow_other, and can with it; the store is a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_readdir.sh -- issue 6, case 6, the quick and deterministic part:
+# test_readdir.sh -- doc/faults.md, case 6, the quick and deterministic part:
 # - one readdir pass split around a change: a name sorting first is added,
 #   or removed, while a handle is half-way through a 1,000-name listing (the
 #   first part served from the kernel's cached listing, and again with

@@ -2,8 +2,7 @@
 # test_mountpoint.sh -- offloadfs refuses, before mounting, a store at or
 # inside its mountpoint (the daemon would wait for ever on its own mount,
 # and every process touching the path with it) and a mountpoint that is
-# already an offloadfs mount, unless -o stack asks for that (issue 16,
-# item 3).
+# already an offloadfs mount, unless -o stack asks for that.
 #
 # A regression must not hang the suite: whether a daemon mounted is read
 # from /proc/self/mountinfo only (never by touching the path, which would

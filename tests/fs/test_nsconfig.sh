@@ -3,7 +3,7 @@
 # -o namespace= > $OFFLOADFS_NAMESPACE > the policy file's "namespace"
 # ($OFFLOADFS_CONFIG) > default, so the pointer agentlink offload prints
 # leads to the result through the mount; a policy file agentlink refuses
-# stops the daemon with the same message (issue 16, item 6).
+# stops the daemon with the same message.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mountlib.sh"
 m_require_fuse
@@ -16,7 +16,7 @@ P=$T_TMP/policy.json
 printf '{"namespace": "cfgns", "rules": [{"tools": ["*"], "offload": {"over_bytes": 100}}]}\n' >"$P"
 M=$T_TMP/mnt
 
-# ---- the issue's run: offload with the policy, read the pointer's path ------------
+# ---- an agent's run: offload with the policy, read the pointer's path -------------
 seq 1 5000 >"$T_TMP/result"
 OFFLOADFS_CONFIG=$P "$M_AL" --store "$S" --mount "$M" offload --tool bash --call-id call_ns1 \
     <"$T_TMP/result" >"$T_TMP/pointer"

@@ -1,6 +1,6 @@
 // shapes.test.mjs -- every result shape through `agentlink mcp-proxy`, with
 // the official SDK client validating each result against its tool's
-// outputSchema (shapes-server.mjs; issue 21): structuredContent of ~1 MB of
+// outputSchema (shapes-server.mjs): structuredContent of ~1 MB of
 // short strings under schemas using pattern, format, enum, maxLength,
 // contentEncoding, required and nested objects reaches the client within the
 // budget, valid, with nothing stored that the answer does not reference;

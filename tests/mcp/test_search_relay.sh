@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_search_relay.sh -- a read tool search runs beside the relay, not in
-# its way (issue 21 item 6): while "a+b" runs over a line of 100,000 'a'
+# its way: while "a+b" runs over a line of 100,000 'a'
 # (seconds of glibc's regexec), a ping goes to the server and its answer
 # comes back at once; the search's answer follows when it ends; and the
 # client closing stdin reaches the server at once, not when the search ends

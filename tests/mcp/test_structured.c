@@ -1,4 +1,4 @@
-/* test_structured.c -- the proxy's answers judged as a whole (issue 21):
+/* test_structured.c -- the proxy's answers judged as a whole:
  * structuredContent stored whole and named by a short object, nothing
  * stored that the answer does not name, media kept, output schemas made to
  * admit the object, embedded resource texts and task results fitted like

@@ -2,9 +2,9 @@
 # test_import_store.sh -- agentlink import refuses a directory that is, holds
 # or lies inside an LMDB store (ours or any other LMDB environment), before
 # touching anything: import moves files, and moving data.mdb or lock.mdb
-# destroys the store (issue 16, item 2). Paths that reach the store by a
+# destroys the store. Paths that reach the store by a
 # symlink or by '..' are caught too: the check walks up by device and inode.
-# The last part runs the issue's own case under a mounted daemon.
+# The last part imports from a store that a mounted daemon serves.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 
@@ -82,7 +82,7 @@ D=$T_TMP/spill; mkdir "$D"; printf 'spilled result\n' >"$D/r5"
 t_rc "a plain directory beside the store imports" 0 al --store "$S" import "$D"
 t_eq "its file is in the store" "$(al --store "$S" get r5)" "spilled result"
 
-# ---- the issue's case: a daemon serving the store -------------------------------
+# ---- a daemon serving the store ---------------------------------------------------
 m_require_fuse
 M=$T_TMP/mnt
 m_mount "$S" "$M" || { t_not_ok "mount"; t_done; }
