@@ -226,15 +226,16 @@ static inline void ofs_count(_Atomic uint64_t *c, uint64_t n)
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-struct MHD_Daemon;
+struct ofs_metrics_server; /* metrics.c */
 
 /* The metrics endpoint (metrics.c). Lives inside struct ofs; private to
  * metrics.c. Zero-filled: off. */
 struct ofs_metrics {
-    int bound;                 /* listen_fd is open */
+    int bound;                 /* listen_fd is open, and ours */
     int listen_fd;             /* bound before mounting */
-    struct MHD_Daemon *httpd;  /* the server, once started */
-    char url[320];             /* http://HOST:PORT/metrics, for the log */
+    int loopback;              /* bound to a loopback address */
+    struct ofs_metrics_server *srv; /* the server, once started */
+    char url[320];             /* http://ADDRESS:PORT/metrics, as bound, for the log */
 };
 
 /* The daemon state: one per mount, reached from a request through
