@@ -384,12 +384,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* ---- the places, and the loop ---------------------------------------- */
 
-/* One connection's place. */
+/* One connection's place. Its next request must be whole, and answered,
+ * within request_ms() of SINCE: an answer is a few KiB, handed to the
+ * kernel at once, so the rule is in fact about the request. */
 struct metrics_place {
     struct MHD_Connection *conn; /* NULL: free */
     int fd;                      /* its socket, for shutdown() */
     int cut;                     /* shut down: libmicrohttpd closes it next */
-    uint64_t waiting;            /* ms its request is awaited since; 0: answering */
+    uint64_t since;              /* ms: it opened, or its last answer went out */
 };
 
 /* The server (ofs_metrics.srv): libmicrohttpd in external-poll mode and
@@ -452,7 +454,7 @@ static struct metrics_place *place_of(struct MHD_Connection *conn)
 }
 
 /* libmicrohttpd: a request has been answered (or abandoned); on a
- * connection kept alive, the next one is awaited from now. */
+ * connection kept alive, the next one is timed from now. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -461,23 +463,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)req_cls;
     (void)toe;
     if (p)
-        p->waiting = now_ms();
+        p->since = now_ms();
 }
 
 /* Cuts every connection whose request is late at NOW; returns the ms until
- * the next one is due (-1: none is awaited). */
+ * the next one is due (-1: no connection). */
 static int cut_late(struct ofs_metrics_server *srv, uint64_t now)
 {
     uint64_t limit = request_ms(srv), next = UINT64_MAX;
     for (unsigned i = 0; i < METRICS_CONN_MAX; i++) {
         struct metrics_place *p = &srv->place[i];
-        if (!p->conn || p->cut || !p->waiting)
+        if (!p->conn || p->cut)
             continue;
-        if (now - p->waiting >= limit) {
+        if (now - p->since >= limit) {
             shutdown(p->fd, SHUT_RDWR); /* libmicrohttpd reads EOF and closes it */
             p->cut = 1;
-        } else if (p->waiting + limit - now < next) {
-            next = p->waiting + limit - now;
+        } else if (p->since + limit - now < next) {
+            next = p->since + limit - now;
         }
     }
     return next == UINT64_MAX ? -1 : (int)next;
@@ -492,9 +494,10 @@ static void *serve_loop(void *arg)
     struct pollfd pfd[2] = {{di ? di->epoll_fd : -1, POLLIN, 0}, {srv->stop_fd, POLLIN, 0}};
     for (;;) {
         MHD_UNSIGNED_LONG_LONG mhd_ms;
-        int wait = cut_late(srv, now_ms());
-        if (MHD_get_timeout(srv->httpd, &mhd_ms) == MHD_YES && (wait < 0 || mhd_ms < (unsigned)wait))
-            wait = (int)mhd_ms;
+        int wait = cut_late(srv, now_ms()); /* at most METRICS_REQUEST_MS */
+        if (MHD_get_timeout(srv->httpd, &mhd_ms) == MHD_YES
+            && (wait < 0 || mhd_ms < (MHD_UNSIGNED_LONG_LONG)wait))
+            wait = mhd_ms < 60000 ? (int)mhd_ms : 60000;
         if (poll(pfd, 2, wait) < 0 && errno != EINTR)
             break; /* not expected: the daemon goes on without metrics */
         if (pfd[1].revents)
