@@ -39,22 +39,24 @@ m_refused "-o metrics=HOST:99999 is refused (exit 2)" "$M" -o metrics=127.0.0.1:
 # HOST is a dotted quad, an IPv6 address in brackets, or localhost; the
 # other forms inet_aton() and getaddrinfo() take (0 for every interface,
 # 127.1, 2130706433, 0x7f000001, 0177.0.0.1 for 127.0.0.1) are refused.
-for h in 0 127.1 2130706433 0x7f000001 0177.0.0.1 ::1 '[127.0.0.1]' '[0]'; do
+for h in 0 127.1 2130706433 0x7f000001 0177.0.0.1 ::1 '[127.0.0.1]'; do
     m_refused "-o metrics=$h:9464 is refused (exit 2), nothing mounted" "$M" -o "metrics=$h:9464" "$S" "$M"
     t_check "... naming the option, its value and the forms taken" \
         grep -qF "offloadfs: metrics '$h:9464': HOST '" "$T_TMP/err"
+    case $h in
+    0) t_check "... saying 0.0.0.0:PORT is every interface" grep -q "0.0.0.0:PORT for every interface" "$T_TMP/err" ;;
+    ::1) t_check "... saying an IPv6 address goes in brackets" grep -qF "[::1]:PORT" "$T_TMP/err" ;;
+    esac
 done
-m_refused "-o metrics=0:9464 is refused" "$M" -o metrics=0:9464 "$S" "$M"
-t_check "... saying 0.0.0.0:PORT is every interface" grep -q "0.0.0.0:PORT for every interface" "$T_TMP/err"
-m_refused "-o metrics=::1:9464 is refused" "$M" -o metrics=::1:9464 "$S" "$M"
-t_check "... saying an IPv6 address goes in brackets" grep -qF "[::1]:PORT" "$T_TMP/err"
-busy_port=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); print("up", flush=True); time.sleep(60)' \
-    "$busy_port" >"$T_TMP/busy" &
+# The holder picks its port itself: a port free_port() names may still be
+# in TIME_WAIT, which only the daemon's SO_REUSEADDR would take.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' \
+    >"$T_TMP/busy" &
 busy_pid=$!
 t_on_exit "kill $busy_pid 2>/dev/null"
-t_wait_until 10 grep -q up "$T_TMP/busy"
+t_wait_until 10 grep -q . "$T_TMP/busy"
+busy_port=$(cat "$T_TMP/busy")
 t_rc "a taken port: exit 1" 1 timeout "$WAIT" "$M_FS" -f -o metrics=127.0.0.1:$busy_port "$S" "$M"
 t_check "... saying why" grep -q "Address already in use; nothing was mounted" "$T_TMP/err"
 t_eq "... and nothing mounted" "$(m_mounts_at "$M")" 0
@@ -127,6 +129,22 @@ t_check "... and up = 1 for the target" query_is 'up{job="offloadfs"}' 1
 t_eq "... and offloadfs_puts_total = 6" "$(query offloadfs_puts_total)" 6
 kill $prom_pid; wait $prom_pid 2>/dev/null
 
+# ---- the store's counters across a restart ----------------------------------------------
+m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
+put k7; put k8; put k9                              # three puts, three evictions, daemon down
+m_mount "$S" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0 || { t_not_ok "remount"; t_done; }
+t_wait_until "$WAIT" has_url "$M"
+scrape "$(metrics_url "$M")" >"$T_TMP/m2"; t_eq "GET /metrics answers after a restart" "$?" 0
+OUT2=$(cat "$T_TMP/m2")
+t_eq "offloadfs_puts_total went on from 6: puts made while no daemon ran count" \
+    "$(sample "$OUT2" offloadfs_puts_total)" 9
+t_eq "offloadfs_evictions_total went on from 3" "$(sample "$OUT2" offloadfs_evictions_total)" 6
+t_eq "the daemon's own counters start again at 0" \
+    "$(sample "$OUT2" offloadfs_evicted_reads_total)" 0
+t_check "promtool check metrics passes after the restart" \
+    bash -c "promtool check metrics <'$T_TMP/m2' >/dev/null 2>&1"
+m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
+
 # ---- the address bound, as logged -------------------------------------------------------
 # listeners PID : the local addresses of the TCP sockets PID listens on (ss).
 listeners() { ss -Hltnp | awk -v p="pid=$1," 'index($0, p) {print $4}'; }
@@ -147,22 +165,6 @@ for want in localhost=127.0.0.1 '[::1]=[::1]' 0.0.0.0=0.0.0.0; do
     fi
     m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
 done
-
-# ---- the store's counters across a restart ----------------------------------------------
-m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
-put k7; put k8; put k9                              # three puts, three evictions, daemon down
-m_mount "$S" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0 || { t_not_ok "remount"; t_done; }
-t_wait_until "$WAIT" has_url "$M"
-scrape "$(metrics_url "$M")" >"$T_TMP/m2"; t_eq "GET /metrics answers after a restart" "$?" 0
-OUT2=$(cat "$T_TMP/m2")
-t_eq "offloadfs_puts_total went on from 6: puts made while no daemon ran count" \
-    "$(sample "$OUT2" offloadfs_puts_total)" 9
-t_eq "offloadfs_evictions_total went on from 3" "$(sample "$OUT2" offloadfs_evictions_total)" 6
-t_eq "the daemon's own counters start again at 0" \
-    "$(sample "$OUT2" offloadfs_evicted_reads_total)" 0
-t_check "promtool check metrics passes after the restart" \
-    bash -c "promtool check metrics <'$T_TMP/m2' >/dev/null 2>&1"
-m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
 
 # ---- the alerts doc/operating.md gives are valid PromQL ---------------------------------
 python3 - "$T_TOP/doc/operating.md" >"$T_TMP/rules.yml" <<'PY'
