@@ -43,10 +43,10 @@
  *   pages the kernel may be reading). Both can wait for an answer from this
  *   daemon, so shutdown first tells them to stop, then keeps answering
  *   requests until they have (drain() in main.c), and only then joins them.
- * - The metrics server (-o metrics) is one more thread, libmicrohttpd's: it
- *   never waits on the mount, reads the store in short read transactions,
- *   and is stopped as soon as the session loop ends, before the store
- *   closes.
+ * - The metrics server (-o metrics) is one more thread, running
+ *   libmicrohttpd's event loop (metrics.c): it never waits on the mount,
+ *   reads the store in short read transactions, and is stopped as soon as
+ *   the session loop ends, before the store closes.
  * - The decoder's worker (decode.c) waits on nothing but the store, and is
  *   joined after the session has ended.
  *
@@ -226,15 +226,16 @@ static inline void ofs_count(_Atomic uint64_t *c, uint64_t n)
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-struct MHD_Daemon;
+struct ofs_metrics_server; /* metrics.c */
 
 /* The metrics endpoint (metrics.c). Lives inside struct ofs; private to
  * metrics.c. Zero-filled: off. */
 struct ofs_metrics {
-    int bound;                 /* listen_fd is open */
+    int bound;                 /* listen_fd is open, and ours */
     int listen_fd;             /* bound before mounting */
-    struct MHD_Daemon *httpd;  /* the server, once started */
-    char url[320];             /* http://HOST:PORT/metrics, for the log */
+    int loopback;              /* bound to a loopback address */
+    struct ofs_metrics_server *srv; /* the server, once started */
+    char url[320];             /* http://ADDRESS:PORT/metrics, as bound, for the log */
 };
 
 /* The daemon state: one per mount, reached from a request through
@@ -515,18 +516,22 @@ typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
 int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx);
 /* ---- metrics.c -------------------------------------------------------- */
 
-/* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a name or an
- * address, [v6] in brackets; PORT 0 picks a free port) and binds a
- * listening TCP socket there, into M. Run before mounting. Returns 0; or
- * EINVAL (ARG malformed, HOST unknown: a usage error) or the errno value
+/* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a dotted quad,
+ * an IPv6 address in brackets, or localhost for 127.0.0.1; PORT 0 picks a
+ * free port) and binds a listening TCP socket there, into M, recording
+ * the address bound (M->url). Run before mounting. Returns 0; or EINVAL
+ * (ARG malformed, HOST in another form: a usage error) or the errno value
  * of socket(), bind() or listen() (EADDRINUSE, EADDRNOTAVAIL, EACCES),
  * after printing why on stderr. Release with ofs_metrics_stop(). */
 int ofs_metrics_listen(struct ofs_metrics *m, const char *arg);
 
 /* Starts serving GET /metrics on the socket ofs_metrics_listen() bound
- * (nothing to do when it did not run): libmicrohttpd's own thread, all
- * signals blocked in it. fs->st must be open. Logs the URL
- * (FUSE_LOG_INFO). Returns 0, or EIO when the server could not start. */
+ * (nothing to do when it did not run): one thread of metrics.c's, all
+ * signals blocked in it, runs libmicrohttpd. fs->st must be open. Logs the
+ * URL (FUSE_LOG_INFO), and a warning when the address is not a loopback
+ * one. Returns 0; or EIO (the server could not start), ENOMEM, or
+ * pthread_create()'s or eventfd()'s errno value. The socket is the
+ * server's from the call on, even when it fails. */
 int ofs_metrics_start(struct ofs *fs);
 
 /* Stops the server (waiting for a scrape under way) and closes the

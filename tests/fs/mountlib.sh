@@ -16,7 +16,7 @@
 #   m_wait_gone PID           waits (10 s, or M_MOUNT_WAIT) for PID to exit,
 #                             returns its status
 #   m_refused DESC MNT ARGS...  ok when offloadfs -f ARGS exits 2 (10 s
-#                             deadline) adding no mount on MNT; stderr in
+#                             deadline, or M_MOUNT_WAIT s) adding no mount on MNT; stderr in
 #                             $T_TMP/err. A daemon that mounts anyway is
 #                             SIGKILLed at once and MNT lazily unmounted.
 #   m_mounts_at PATH          how many mounts sit on PATH (mountinfo only)
@@ -145,7 +145,7 @@ m_refused() { # m_refused DESC MNT ARGS...
     "$M_FS" -f "$@" >"$T_TMP/err" 2>&1 &
     pid=$!
     t_on_exit "_m_hard_cleanup $pid '$mnt' $before"
-    t_wait_until 10 _m_exited_or_mounted "$pid" "$mnt" "$before"
+    t_wait_until "${M_MOUNT_WAIT:-10}" _m_exited_or_mounted "$pid" "$mnt" "$before"
     if kill -0 "$pid" 2>/dev/null; then
         t_not_ok "$desc"
         echo "  offloadfs did not exit: mounts on $mnt: $(m_mounts_at "$mnt") (were $before); killed it"

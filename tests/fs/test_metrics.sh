@@ -4,8 +4,9 @@
 # its store part byte for byte; a real Prometheus server started here scrapes the
 # daemon every second and its HTTP API answers offloadfs_evicted_reads_total
 # equal to the evicted reads this test made; the store's counters (puts,
-# evictions) never go backwards across a daemon restart; a missing HOST or
-# a taken port leaves nothing mounted.
+# evictions) never go backwards across a daemon restart; a missing HOST, a
+# HOST in another form than a.b.c.d, [IPv6] or localhost, or a taken port
+# leaves nothing mounted; the log names the address bound, plainly.
 # Under make test-valgrind (OFFLOADFS_VALGRIND) the daemon itself runs
 # under memcheck, with generous deadlines.
 . "$(dirname "$0")/../lib.sh"
@@ -16,23 +17,12 @@ for tool in promtool prometheus curl; do
     command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
 done
 
-WAIT=20 OPTS=()
-if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
-    # fs.h: under valgrind, no prefetch (its stat through the mount can starve).
-    WAIT=120 OPTS=(-o prefetch=0)
-    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
-    chmod +x "$T_TMP/vg-offloadfs"
-    M_FS=$T_TMP/vg-offloadfs
-    M_MOUNT_WAIT=$WAIT
-fi
+metrics_valgrind
 # scrape URL : the exposition on stdout; fails on any HTTP error.
 scrape() { curl -sf --max-time 10 "$1"; }
 # sample TEXT NAME : the value of the sample NAME (exactly, labels included,
 # or any labels when NAME has none) in TEXT.
 sample() { N=$2 awk '$1 == ENVIRON["N"] || index($1, ENVIRON["N"] "{") == 1 {print $2}' <<<"$1"; }
-# metrics_url MNT : the URL the daemon logged (PORT 0 picks one).
-metrics_url() { sed -n 's|^offloadfs: metrics at \(http://.*\)$|\1|p' "$1.log"; }
-has_url() { [ -n "$(metrics_url "$1")" ]; }
 
 # Random bytes (compression leaves them as they are): three of 30,000 fit
 # under the bound of 100,000.
@@ -46,13 +36,27 @@ m_refused "-o metrics=PORT without HOST is refused (exit 2)" "$M" -o metrics=946
 t_check "... saying to name the address" grep -q "name the address as HOST:PORT" "$T_TMP/err"
 m_refused "-o metrics=:PORT is refused (exit 2)" "$M" -o metrics=:9464 "$S" "$M"
 m_refused "-o metrics=HOST:99999 is refused (exit 2)" "$M" -o metrics=127.0.0.1:99999 "$S" "$M"
-busy_port=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); print("up", flush=True); time.sleep(60)' \
-    "$busy_port" >"$T_TMP/busy" &
+# HOST is a dotted quad, an IPv6 address in brackets, or localhost; the
+# other forms inet_aton() and getaddrinfo() take (0 for every interface,
+# 127.1, 2130706433, 0x7f000001, 0177.0.0.1 for 127.0.0.1) are refused.
+for h in 0 127.1 2130706433 0x7f000001 0177.0.0.1 ::1 '[127.0.0.1]'; do
+    m_refused "-o metrics=$h:9464 is refused (exit 2), nothing mounted" "$M" -o "metrics=$h:9464" "$S" "$M"
+    t_check "... naming the option, its value and the forms taken" \
+        grep -qF "offloadfs: metrics '$h:9464': HOST '" "$T_TMP/err"
+    case $h in
+    0) t_check "... saying 0.0.0.0:PORT is every interface" grep -q "0.0.0.0:PORT for every interface" "$T_TMP/err" ;;
+    ::1) t_check "... saying an IPv6 address goes in brackets" grep -qF "[::1]:PORT" "$T_TMP/err" ;;
+    esac
+done
+# The holder picks its port itself: a port free_port() names may still be
+# in TIME_WAIT, which only the daemon's SO_REUSEADDR would take.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' \
+    >"$T_TMP/busy" &
 busy_pid=$!
 t_on_exit "kill $busy_pid 2>/dev/null"
-t_wait_until 10 grep -q up "$T_TMP/busy"
+t_wait_until 10 grep -q . "$T_TMP/busy"
+busy_port=$(cat "$T_TMP/busy")
 t_rc "a taken port: exit 1" 1 timeout "$WAIT" "$M_FS" -f -o metrics=127.0.0.1:$busy_port "$S" "$M"
 t_check "... saying why" grep -q "Address already in use; nothing was mounted" "$T_TMP/err"
 t_eq "... and nothing mounted" "$(m_mounts_at "$M")" 0
@@ -140,6 +144,27 @@ t_eq "the daemon's own counters start again at 0" \
 t_check "promtool check metrics passes after the restart" \
     bash -c "promtool check metrics <'$T_TMP/m2' >/dev/null 2>&1"
 m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
+
+# ---- the address bound, as logged -------------------------------------------------------
+# listeners PID : the local addresses of the TCP sockets PID listens on (ss).
+listeners() { ss -Hltnp | awk -v p="pid=$1," 'index($0, p) {print $4}'; }
+for want in localhost=127.0.0.1 '[::1]=[::1]' 0.0.0.0=0.0.0.0; do
+    host=${want%%=*} addr=${want#*=}
+    m_mount "$S" "$M" "${OPTS[@]}" -o "metrics=$host:0" || { t_not_ok "mount with metrics=$host:0"; continue; }
+    t_wait_until "$WAIT" has_url "$M"
+    URL=$(metrics_url "$M") port=${URL##*:} port=${port%/metrics}
+    t_eq "metrics=$host:0: the log names the address bound, plainly" "$URL" "http://$addr:$port/metrics"
+    t_eq "... and the daemon listens there only" "$(listeners "$(m_pid "$M")")" "$addr:$port"
+    scrape "http://${addr/0.0.0.0/127.0.0.1}:$port/metrics" >/dev/null
+    t_eq "... and answers there" "$?" 0
+    if [ "$addr" = 0.0.0.0 ]; then
+        t_check "... and warns that every network reaching the host reads the store's path" \
+            grep -q "^offloadfs: warning: metrics at http://0.0.0.0:$port/metrics, not a loopback address: .*store's path" "$M.log"
+    else
+        t_check "... with no warning (a loopback address)" bash -c "! grep -q 'warning: metrics' '$M.log'"
+    fi
+    m_umount "$M"; t_eq "daemon exits 0 after unmount" "$?" 0
+done
 
 # ---- the alerts doc/operating.md gives are valid PromQL ---------------------------------
 python3 - "$T_TOP/doc/operating.md" >"$T_TMP/rules.yml" <<'PY'

@@ -1,6 +1,26 @@
-# tests/metrics/prom.sh -- a real Prometheus for the shell tests of the
-# metrics (tests/fs/test_metrics.sh, tests/remote/test_metrics.sh). Source
-# after tests/lib.sh. Not a test itself: tests/run.sh runs test_*.sh only.
+# tests/metrics/prom.sh -- a real Prometheus, and the daemon's metrics
+# URL, for the shell tests of the metrics (tests/fs/test_metrics*.sh,
+# tests/remote/test_metrics.sh). Source after tests/lib.sh. Not a test
+# itself: tests/run.sh runs test_*.sh only.
+
+# metrics_valgrind : under make test-valgrind (OFFLOADFS_VALGRIND) the
+# daemon itself runs under memcheck (M_FS: source after fs/mountlib.sh),
+# with no prefetch (fs.h: its stat through the mount can starve) and
+# generous deadlines. Sets WAIT (seconds, for any wait on the daemon) and
+# OPTS (offloadfs options to add).
+metrics_valgrind() {
+    WAIT=20 OPTS=()
+    [ -n "${OFFLOADFS_VALGRIND:-}" ] || return 0
+    WAIT=120 OPTS=(-o prefetch=0)
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
+    chmod +x "$T_TMP/vg-offloadfs"
+    M_FS=$T_TMP/vg-offloadfs
+    M_MOUNT_WAIT=$WAIT
+}
+
+# metrics_url MNT : the URL the daemon mounted on MNT (m_mount) logged.
+metrics_url() { sed -n 's|^offloadfs: metrics at \(http://.*\)$|\1|p' "$1.log"; }
+has_url() { [ -n "$(metrics_url "$1")" ]; }
 
 # free_port : a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
