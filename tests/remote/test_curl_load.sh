@@ -17,7 +17,6 @@
 r_require_s3
 PREFIX=curlload-$$-$(date +%s%N)
 URL=s3://$OFFLOADFS_S3_BUCKET/$PREFIX
-export OFFLOADFS_REMOTE_STALL_SECONDS=1 OFFLOADFS_REMOTE_RETRIES=0
 s3get() {
     curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
         -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$AWS_ENDPOINT_URL/$OFFLOADFS_S3_BUCKET/$PREFIX/$1"
