@@ -79,8 +79,9 @@ V_TRUE="for i in \$(seq $N); do /bin/true; done"
 p_al() { echo "for i in \$(seq $N); do echo \"result \$i\" | '$AL' put --store '$1' w\$i || exit 1; done"; }
 P_TMPFS="for i in \$(seq $N); do echo \"result \$i\" | cat > '$TMPFS/w'\$i || exit 1; done"
 
-# libs_of CMD...: how many shared libraries CMD's process loaded (LD_DEBUG),
-# and whether libcurl was among them.
+# libs_of CMD...: how many shared libraries CMD's process loaded besides
+# ld.so (LD_DEBUG=libs), and whether libcurl was among them. (No '|' in
+# a measure's text: it separates the fields of a row.)
 libs_of() {
     local n
     rm -f "$W/ld".*
@@ -117,7 +118,7 @@ put() {
     ok_so_far
     PUT_LOCAL=$(median "${a[@]}")
     log "put: agentlink ${a[*]}; tmpfs ${t[*]}"
-    cmp_row "start: $N \`echo result N | agentlink put wN\`, store without a remote, vs $N \`echo result N | cat > tmpfs/wN\` (libraries: $(libs_of "$AL" put --store "$W/L" x))" \
+    cmp_row "start: $N \`agentlink put wN\` (stdin: \`result N\`), store without a remote, vs $N \`cat > tmpfs/wN\` (the same stdin) (libraries: $(libs_of "$AL" put --store "$W/L" x))" \
         "$PUT_LOCAL" "$(median "${t[@]}")" 2
 }
 
