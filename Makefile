@@ -14,12 +14,17 @@ WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wcon
 REQ_CFLAGS := $(WARN) -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -fPIC -I. \
               $(shell pkg-config --cflags fuse3 libcjson 2>/dev/null)
 REQ_LIBS_STORE := -llmdb -lzstd -lpthread
-REQ_LIBS_AL    := -lcjson -lcurl $(REQ_LIBS_STORE)
+# No program links libcurl: remote/curl_load.c dlopen()s it when a store's
+# remote is first opened, so a process whose store names no remote loads no
+# HTTP or TLS library. -ldl for dlopen() (in libc itself since glibc 2.34).
+REQ_LIBS_DL    := -ldl
+REQ_LIBS_AL    := -lcjson $(REQ_LIBS_DL) $(REQ_LIBS_STORE)
 # The daemon's GET /metrics (fs/metrics.c) is served by libmicrohttpd.
 REQ_LIBS_FS    := -lfuse3 -lcjson $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) \
                   $(REQ_LIBS_STORE)
-# The remote tier (remote/, libremote.a): linked only into what uses it.
-REQ_LIBS_REMOTE := -lcurl -lpthread
+# The remote tier (remote/, libremote.a): linked only into what uses it;
+# libcurl is not among them (loaded at run time, remote/curl_load.h).
+REQ_LIBS_REMOTE := $(REQ_LIBS_DL) -lpthread
 
 B := build
 LIBDIR ?= $(PREFIX)/lib
@@ -86,7 +91,8 @@ $(B)/libtier.a: $(TIER_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-# The library writes through the remote tier (tier/, remote/: libcurl).
+# The library writes through the remote tier (tier/, remote/: libcurl,
+# loaded when a remote is first used).
 $(B)/libagentlink.a: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -214,7 +220,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
 	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
-	  -lcjson -lcurl -llmdb -lzstd -lpthread
+	  -lcjson $(REQ_LIBS_DL) -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	  rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \

@@ -26,6 +26,12 @@
  *   when its directory is removed or replaced under it, so a store that
  *   disappears behaves as an empty store (reads: AL_ENOSTORE or
  *   AL_ENOTFOUND; the next write creates it again). Nothing crashes.
+ * - Remote: a store that names a remote tier (doc/remote.md) makes the first
+ *   call that uses it load libcurl with dlopen() ("libcurl.so.4", or
+ *   $OFFLOADFS_LIBCURL), once per process; the library links no HTTP or TLS
+ *   code, so a process whose stores name no remote never maps any. A
+ *   libcurl that cannot be loaded is an unusable remote: a write returns
+ *   AL_EUPLOAD (the result pending), al_store_remote_message() names it.
  * - Durability: al_store_put() returns after the store fsync'd the write.
  * - Text: stored bytes are never changed except by the cut (see al_cut).
  *   Content that is not valid UTF-8 is stored and returned byte for byte;

@@ -5,7 +5,6 @@
 #include "remote/remote_int.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,27 +235,22 @@ static void options_fill(remote_options *o, const remote_options *in)
         o->list_page = 1000;
 }
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 int remote_open(remote **out, const char *url, const remote_options *opt, char *msg, size_t msglen)
 {
     *out = NULL;
     say(msg, msglen, "%s", "");
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK)
-        return ENOMEM;
+    const rcurl_api *cu;
+    int rc = rcurl_load(&cu, msg, msglen); /* libcurl: loaded here, once, not at start */
+    if (rc)
+        return rc;
     remote *r = calloc(1, sizeof *r);
     if (!r)
         return ENOMEM;
+    r->cu = cu;
     profile_kv kv[K_N] = {{"aws_access_key_id", NULL}, {"aws_secret_access_key", NULL},
                           {"aws_session_token", NULL}, {"region", NULL},
                           {"endpoint_url", NULL}};
-    int rc = url_split(url, &r->bucket, &r->prefix, msg, msglen);
+    rc = url_split(url, &r->bucket, &r->prefix, msg, msglen);
     if (rc == 0)
         rc = read_profile(kv, msg, msglen);
     if (rc == 0)

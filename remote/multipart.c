@@ -21,7 +21,7 @@ static int mp_start(mp *m, const remote_meta *meta)
 {
     rq q = {.label = "PUT (multipart start)", .method = "POST", .name = m->name,
             .query = "uploads="};
-    int rc = meta_headers(&q.headers, meta);
+    int rc = meta_headers(m->c, &q.headers, meta);
     if (!rc)
         rc = rq_run(m->c, &q);
     if (!rc) {
@@ -38,7 +38,7 @@ static int mp_start(mp *m, const remote_meta *meta)
         rc = rbuf_add(&m->idq, "uploadId=", 9);
     if (!rc)
         rc = enc_add(&m->idq, m->id, 0);
-    curl_slist_free_all(q.headers);
+    m->c->r->cu->slist_free_all(q.headers);
     rbuf_free(&q.resp);
     return rc;
 }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_header(struct curl_slist **h, const char *name, const char *value, int encode)
+static int add_header(const rcurl_api *cu, struct curl_slist **h, const char *name, const char *value,
+                      int encode)
 {
     rbuf b = {0};
     int rc = rbuf_add(&b, name, strlen(name));
@@ -15,7 +16,7 @@ static int add_header(struct curl_slist **h, const char *name, const char *value
         rc = rbuf_add(&b, ": ", 2);
     if (!rc)
         rc = encode ? enc_add(&b, value, 0) : rbuf_add(&b, value, strlen(value));
-    struct curl_slist *t = rc ? NULL : curl_slist_append(*h, b.p);
+    struct curl_slist *t = rc ? NULL : cu->slist_append(*h, b.p);
     rbuf_free(&b);
     if (!t)
         return ENOMEM;
@@ -23,22 +24,22 @@ static int add_header(struct curl_slist **h, const char *name, const char *value
     return 0;
 }
 
-int meta_headers(struct curl_slist **h, const remote_meta *m)
+int meta_headers(const remote_conn *c, struct curl_slist **h, const remote_meta *m)
 {
     char num[32];
     int rc = 0;
     if (!m)
         return 0;
     if (m->tool)
-        rc = add_header(h, "x-amz-meta-tool", m->tool, 1);
+        rc = add_header(c->r->cu, h, "x-amz-meta-tool", m->tool, 1);
     if (!rc && m->call_id)
-        rc = add_header(h, "x-amz-meta-call-id", m->call_id, 1);
+        rc = add_header(c->r->cu, h, "x-amz-meta-call-id", m->call_id, 1);
     snprintf(num, sizeof num, "%llu", (unsigned long long)m->size);
     if (!rc)
-        rc = add_header(h, "x-amz-meta-size", num, 0);
+        rc = add_header(c->r->cu, h, "x-amz-meta-size", num, 0);
     snprintf(num, sizeof num, "%lld", (long long)m->created);
     if (!rc)
-        rc = add_header(h, "x-amz-meta-created", num, 0);
+        rc = add_header(c->r->cu, h, "x-amz-meta-created", num, 0);
     return rc;
 }
 
@@ -49,10 +50,10 @@ int remote_put(remote_conn *c, const char *name, uint64_t size, remote_source_fn
         return multipart_put(c, name, size, src, arg, meta);
     rq q = {.label = "PUT", .method = "PUT", .name = name, .src = src, .src_arg = arg,
             .src_len = size};
-    int rc = meta_headers(&q.headers, meta);
+    int rc = meta_headers(c, &q.headers, meta);
     if (!rc)
         rc = rq_run(c, &q);
-    curl_slist_free_all(q.headers);
+    c->r->cu->slist_free_all(q.headers);
     rbuf_free(&q.resp);
     return rc;
 }

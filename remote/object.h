@@ -5,8 +5,9 @@
 #include "remote/remote_int.h"
 
 /* Appends META's x-amz-meta-* headers (tool and call id percent-encoded)
- * to *H. META may be NULL (nothing added). Returns 0 or ENOMEM. */
-int meta_headers(struct curl_slist **h, const remote_meta *meta);
+ * to *H (a list of C's libcurl: C->r->cu->slist_free_all() frees it).
+ * META may be NULL (nothing added). Returns 0 or ENOMEM. */
+int meta_headers(const remote_conn *c, struct curl_slist **h, const remote_meta *meta);
 
 /* remote_put() as a multipart upload: initiate (with META), parts of
  * part_bytes each retried on its own, complete; any failure aborts the

@@ -4,7 +4,7 @@
 
 #include "remote/remote.h"
 
-#include <curl/curl.h>
+#include "remote/curl_load.h"
 
 struct remote {
     char *bucket;
@@ -16,6 +16,7 @@ struct remote {
     char *token;    /* NULL without a session token */
     int vhost;      /* virtual-hosted addressing (AWS), else path-style */
     remote_options opt;
+    const rcurl_api *cu; /* libcurl's functions (curl_load.h): every call goes through it */
 };
 
 #define REMOTE_MSG_MAX 512

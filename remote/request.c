@@ -50,7 +50,7 @@ int remote_conn_new(remote_conn **out, remote *r)
     if (!c)
         return ENOMEM;
     c->r = r;
-    c->h = curl_easy_init();
+    c->h = r->cu->easy_init();
     if (!c->h) {
         free(c);
         return ENOMEM;
@@ -63,7 +63,7 @@ void remote_conn_free(remote_conn *c)
 {
     if (!c)
         return;
-    curl_easy_cleanup(c->h);
+    c->r->cu->easy_cleanup(c->h);
     free(c);
 }
 
@@ -143,7 +143,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     rq *q = a->q;
     size_t n = size * nmemb;
     long status = 0;
-    curl_easy_getinfo(a->c->h, CURLINFO_RESPONSE_CODE, &status);
+    a->c->r->cu->easy_getinfo(a->c->h, CURLINFO_RESPONSE_CODE, &status);
     if (status_ok(status) && q->sink) {
         if (status == 200 && q->ranged && q->range_off + q->delivered > 0 && !q->range_ignored) {
             q->range_ignored = 1; /* the server sent the whole object */
@@ -192,13 +192,13 @@ static char *header_value(const char *line, size_t n, const char *name)
     return strndup(v, (size_t)(end - v));
 }
 
-static void info_header(remote_info *in, const char *line, size_t n, int *oom)
+static void info_header(const rcurl_api *cu, remote_info *in, const char *line, size_t n, int *oom)
 {
     char *v;
     if ((v = header_value(line, n, "content-length"))) {
         in->length = strtoull(v, NULL, 10);
     } else if ((v = header_value(line, n, "last-modified"))) {
-        time_t t = curl_getdate(v, NULL);
+        time_t t = cu->getdate(v, NULL);
         in->mtime = t > 0 ? (int64_t)t : 0;
     } else if ((v = header_value(line, n, "etag"))) {
         free(in->etag);
@@ -235,7 +235,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
         q->range_total = slash ? strtoull(slash + 1, NULL, 10) : 0;
         free(etag);
     } else if (q->info) {
-        info_header(q->info, line, n, &a->oom);
+        info_header(a->c->r->cu, q->info, line, n, &a->oom);
     }
     if (q->ranged && !q->etag[0] && (etag = header_value(line, n, "etag"))) {
         snprintf(q->etag, sizeof q->etag, "%s", etag);
@@ -278,12 +278,13 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 /* ---- one attempt ------------------------------------------------------ */
 static struct curl_slist *attempt_headers(const remote_conn *c, const rq *q, int *oom)
 {
+    const rcurl_api *cu = c->r->cu;
     struct curl_slist *h = NULL, *t;
     char range[80];
     /* curl 7.88 signs no payload hash: radosgw (and AWS) want this one.
      * (An empty "Expect:" to drop 100-continue breaks the signature: curl
      * signs the header it then leaves out.) */
-    if ((t = curl_slist_append(h, "x-amz-content-sha256: UNSIGNED-PAYLOAD")))
+    if ((t = cu->slist_append(h, "x-amz-content-sha256: UNSIGNED-PAYLOAD")))
         h = t;
     else
         *oom = 1;
@@ -292,7 +293,7 @@ static struct curl_slist *attempt_headers(const remote_conn *c, const rq *q, int
         char *s = malloc(n);
         if (s) {
             snprintf(s, n, "x-amz-security-token: %s", c->r->token);
-            if ((t = curl_slist_append(h, s)))
+            if ((t = cu->slist_append(h, s)))
                 h = t;
             else
                 *oom = 1;
@@ -308,21 +309,21 @@ static struct curl_slist *attempt_headers(const remote_conn *c, const rq *q, int
         else
             snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)from,
                      (unsigned long long)(q->range_off + q->range_len - 1));
-        if ((t = curl_slist_append(h, range)))
+        if ((t = cu->slist_append(h, range)))
             h = t;
         else
             *oom = 1;
         if ((q->delivered > 0 || q->must_match) && q->etag[0]) { /* the same version only */
             char im[160];
             snprintf(im, sizeof im, "If-Match: %s", q->etag);
-            if ((t = curl_slist_append(h, im)))
+            if ((t = cu->slist_append(h, im)))
                 h = t;
             else
                 *oom = 1;
         }
     }
     for (const struct curl_slist *e = q->headers; e; e = e->next)
-        if ((t = curl_slist_append(h, e->data)))
+        if ((t = cu->slist_append(h, e->data)))
             h = t;
         else
             *oom = 1;
@@ -333,39 +334,40 @@ static void attempt_setup(remote_conn *c, rq *q, att *a, const char *url, struct
 {
     CURL *e = c->h;
     const remote_options *o = &c->r->opt;
-    curl_easy_reset(e);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->r->sigv4);
-    curl_easy_setopt(e, CURLOPT_USERNAME, c->r->access);
-    curl_easy_setopt(e, CURLOPT_PASSWORD, c->r->secret);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_ms);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)REMOTE_STALL_BYTES);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->stall_s);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 200L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
-    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, a);
+    CURLcode (*set)(CURL *, CURLoption, ...) = c->r->cu->easy_setopt;
+    c->r->cu->easy_reset(e);
+    set(e, CURLOPT_URL, url);
+    set(e, CURLOPT_AWS_SIGV4, c->r->sigv4);
+    set(e, CURLOPT_USERNAME, c->r->access);
+    set(e, CURLOPT_PASSWORD, c->r->secret);
+    set(e, CURLOPT_HTTPHEADER, h);
+    set(e, CURLOPT_ERRORBUFFER, c->errbuf);
+    set(e, CURLOPT_NOSIGNAL, 1L);
+    set(e, CURLOPT_TCP_NODELAY, 1L);
+    set(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_ms);
+    set(e, CURLOPT_LOW_SPEED_LIMIT, (long)REMOTE_STALL_BYTES);
+    set(e, CURLOPT_LOW_SPEED_TIME, (long)o->stall_s);
+    set(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    set(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 200L);
+    set(e, CURLOPT_WRITEFUNCTION, on_body);
+    set(e, CURLOPT_WRITEDATA, a);
+    set(e, CURLOPT_HEADERFUNCTION, on_header);
+    set(e, CURLOPT_HEADERDATA, a);
+    set(e, CURLOPT_NOPROGRESS, 0L);
+    set(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    set(e, CURLOPT_XFERINFODATA, a);
     if (strcmp(q->method, "HEAD") == 0) {
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        set(e, CURLOPT_NOBODY, 1L);
     } else if (strcmp(q->method, "PUT") == 0) {
-        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
-        curl_easy_setopt(e, CURLOPT_READDATA, q);
-        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)q->src_len);
+        set(e, CURLOPT_UPLOAD, 1L);
+        set(e, CURLOPT_READFUNCTION, on_read);
+        set(e, CURLOPT_READDATA, q);
+        set(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)q->src_len);
     } else if (strcmp(q->method, "POST") == 0) {
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+        set(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+        set(e, CURLOPT_POSTFIELDS, q->body ? q->body : "");
     } else if (strcmp(q->method, "GET") != 0) {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+        set(e, CURLOPT_CUSTOMREQUEST, q->method);
     }
 }
 
@@ -412,10 +414,10 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
         int fatal = cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL ||
                     cc == CURLE_OUT_OF_MEMORY;
         *rc = cc == CURLE_OUT_OF_MEMORY ? ENOMEM : REMOTE_EDOWN;
-        rq_fail(c, q, "%s (curl %d)", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc), (int)cc);
+        rq_fail(c, q, "%s (curl %d)", c->errbuf[0] ? c->errbuf : c->r->cu->easy_strerror(cc), (int)cc);
         return fatal ? A_FAIL : A_RETRY;
     }
-    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &q->status);
+    c->r->cu->easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &q->status);
     if (status_ok(q->status) || (q->ranged && q->status == 416))
         return A_OK;
     char code[64];
@@ -469,8 +471,8 @@ int rq_run(remote_conn *c, rq *q)
         c->errbuf[0] = '\0';
         c->attempts++;
         attempt_setup(c, q, &a, url.p, h);
-        CURLcode cc = oom ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c->h);
-        curl_slist_free_all(h);
+        CURLcode cc = oom ? CURLE_OUT_OF_MEMORY : c->r->cu->easy_perform(c->h);
+        c->r->cu->slist_free_all(h);
         int v = attempt_verdict(c, q, cc, &a, &rc);
         if (v == A_OK) {
             c->msg[0] = '\0';

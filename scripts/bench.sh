@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote"
+#   BENCH_CASES="start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 #   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
@@ -24,7 +24,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote}
+CASES=${BENCH_CASES:-start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 RT=${BENCH_RT:+chrt -f 10}
@@ -503,6 +503,18 @@ case_mcp() {
     local out w v b m
     if ! out=$(scripts/bench_mcp.sh); then
         metric "mcp-proxy benchmark" "failed (its error is above)" - "**no**"; return 0
+    fi
+    while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
+}
+
+# ---- process start -------------------------------------------------------------
+# scripts/bench_start.sh: `agentlink --version` vs /bin/true, and 200 CLI
+# puts vs 200 writes to tmpfs, without a remote and with one (a radosgw of
+# its own): what every tool call pays for starting the CLI.
+case_start() {
+    local out w v b m
+    if ! out=$(scripts/bench_start.sh); then
+        metric "process start benchmark" "failed (its error is above)" - "**no**"; return 0
     fi
     while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
 }

@@ -11,7 +11,8 @@ set -eu
 # attr (getfattr: tests/fs/test_root_xattr.sh);
 # python3-venv, -pip, -setuptools and -wheel
 # for the binding's offline pip install into a venv (tests/ops/test_pip.sh);
-# libcurl4-openssl-dev: the S3 remote tier (remote/).
+# libcurl4-openssl-dev: the S3 remote tier (remote/): its headers to build, and
+# libcurl4, which remote/curl_load.c dlopen()s when a store's remote is used.
 PKGS="build-essential libfuse3-dev liblmdb-dev libcjson-dev libcmocka-dev libzstd-dev libmicrohttpd-dev fuse3 pkg-config
       python3 lmdb-utils valgrind clang libclang-rt-14-dev strace passwd attr
       python3-venv python3-pip python3-setuptools python3-wheel prometheus curl libcurl4-openssl-dev"

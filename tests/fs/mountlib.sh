@@ -16,9 +16,10 @@
 #   m_wait_gone PID           waits (10 s, or M_MOUNT_WAIT) for PID to exit,
 #                             returns its status
 #   m_refused DESC MNT ARGS...  ok when offloadfs -f ARGS exits 2 (10 s
-#                             deadline, or M_MOUNT_WAIT s) adding no mount on MNT; stderr in
-#                             $T_TMP/err. A daemon that mounts anyway is
-#                             SIGKILLed at once and MNT lazily unmounted.
+#                             deadline, or M_MOUNT_WAIT s; M_REFUSED_RC=N: exits N)
+#                             adding no mount on MNT; stderr in $T_TMP/err. A daemon
+#                             that mounts anyway is SIGKILLed at once and MNT lazily
+#                             unmounted.
 #   m_mounts_at PATH          how many mounts sit on PATH (mountinfo only)
 #
 # The store is fed with build/agentlink when it exists (the real CLI), else
@@ -140,7 +141,7 @@ _m_hard_cleanup() {
 _m_exited_or_mounted() { ! kill -0 "$1" 2>/dev/null || [ "$(m_mounts_at "$2")" -gt "$3" ]; }
 
 m_refused() { # m_refused DESC MNT ARGS...
-    local desc=$1 mnt=$2 before pid rc; shift 2
+    local desc=$1 mnt=$2 before pid rc want=${M_REFUSED_RC:-2}; shift 2
     before=$(m_mounts_at "$mnt")
     "$M_FS" -f "$@" >"$T_TMP/err" 2>&1 &
     pid=$!
@@ -153,9 +154,9 @@ m_refused() { # m_refused DESC MNT ARGS...
         return 1
     fi
     wait "$pid"; rc=$?
-    if [ "$rc" -eq 2 ] && [ "$(m_mounts_at "$mnt")" -eq "$before" ]; then t_ok "$desc"; return 0; fi
+    if [ "$rc" -eq "$want" ] && [ "$(m_mounts_at "$mnt")" -eq "$before" ]; then t_ok "$desc"; return 0; fi
     t_not_ok "$desc"
-    echo "  exit $rc, want 2; mounts on $mnt: $(m_mounts_at "$mnt") (were $before); $(head -c 400 "$T_TMP/err")"
+    echo "  exit $rc, want $want; mounts on $mnt: $(m_mounts_at "$mnt") (were $before); $(head -c 400 "$T_TMP/err")"
     _m_hard_cleanup "$pid" "$mnt" "$before"
     return 1
 }

@@ -141,7 +141,7 @@ export PKG_CONFIG_PATH=$P/lib/pkgconfig
 t_eq "pkg-config --modversion" "$(pkg-config --modversion agentlink)" "$VERSION"
 t_eq "pkg-config --cflags --libs" "$(pkg-config --cflags --libs agentlink | sed 's/ *$//')" "-I$P/include -L$P/lib -lagentlink"
 t_eq "pkg-config --static adds what libagentlink.a needs" "$(pkg-config --static --libs agentlink | sed 's/ *$//')" \
-    "-L$P/lib -lagentlink -lcjson -lcurl -llmdb -lzstd -lpthread"
+    "-L$P/lib -lagentlink -lcjson -ldl -llmdb -lzstd -lpthread"
 # The program is agentlink(3)'s EXAMPLE, so the man page's example is known to build.
 sed -n '/^\.SH EXAMPLE/,/^\.fi/p' "$T_TOP/doc/agentlink.3" | sed '1,2d;$d' | sed 's/\\e/\\/g' >"$T_TMP/example.c"
 t_check "agentlink(3) has an example" grep -q al_offload "$T_TMP/example.c"
