@@ -76,22 +76,29 @@ struct walk_owner {
     char name[PATH_MAX];     /* where it was first met */
 };
 
-/* Notes that FD (a directory or link on the path) belongs to UID; 1 (with the reason) when a second user
- * besides root owns part of the path. */
+/* The path of the file FD itself (a directory or link), for messages. */
+static void fd_name(int fd, char *name, size_t size)
+{
+    char link[32];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, name, size - 1);
+    name[n > 0 ? (size_t)n : 0] = '\0';
+}
+
+/* Notes that FD (a directory or link on the path) belongs to UID; 1 (with
+ * the reason) when a second user besides root owns part of the path. */
 static int owner_note(struct walk_owner *o, int fd, uid_t uid, char *why, size_t len)
 {
-    char name[PATH_MAX], link[32];
-    ssize_t n;
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd); /* the path of FD itself */
-    n = readlink(link, name, sizeof name - 1);
-    name[n > 0 ? n : 0] = '\0';
+    char name[PATH_MAX];
     if (uid == 0 || uid == o->uid)
         return 0;
     if (o->uid == 0) {
         o->uid = uid;
-        snprintf(o->name, sizeof o->name, "%s", name);
+        fd_name(fd, o->name, sizeof o->name);
         return 0;
     }
+    fd_name(fd, name, sizeof name);
     return why_set(why, len, "its path passes through '%s' (uid %u) and '%s' (uid %u); "
                    "run as root, offloadfs follows a store's path only through directories "
                    "and links of root and of the store's owner", o->name, (unsigned)o->uid,
@@ -253,7 +260,7 @@ static int links_make(struct ofs_pin *p)
     if ((p->tmp_fd = open(p->tmp_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return errno;
     snprintf(target, sizeof target, "/proc/self/fd/%d", p->lock_fd);
-    if (symlinkat(target, p->tmp_fd, LOCK_FILE) != 0)
+    if (p->lock_fd >= 0 && symlinkat(target, p->tmp_fd, LOCK_FILE) != 0)
         return errno;
     snprintf(target, sizeof target, "/proc/self/fd/%d", p->data_fd);
     if (p->data_fd >= 0 && symlinkat(target, p->tmp_fd, DATA_FILE) != 0)
@@ -266,19 +273,23 @@ static int links_make(struct ofs_pin *p)
 static int files_pin(struct ofs_pin *p, char *why, size_t len)
 {
     struct statvfs sv;
-    int rc = file_pin(p, LOCK_FILE, &p->lock_fd, why, len), ro;
-    ro = fstatvfs(p->dir_fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
-    if (rc == ENOENT && !ro) {
-        fd_close(&p->lock_fd);
-        rc = ofs_as_user(p->owner, p->group, 077, lock_create, &p->dir_fd);
-        if (!rc || rc == EEXIST)
-            rc = file_pin(p, LOCK_FILE, &p->lock_fd, why, len);
+    int ro = fstatvfs(p->dir_fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+    /* data.mdb first: a directory without one is no store (store_open()
+     * says so, finding no data.mdb among our links), and gets no lock.mdb. */
+    int rc = file_pin(p, DATA_FILE, &p->data_fd, why, len);
+    if (rc && rc != ENOENT)
+        return rc;
+    if (rc == 0) {
+        rc = file_pin(p, LOCK_FILE, &p->lock_fd, why, len);
+        if (rc == ENOENT && !ro) {
+            fd_close(&p->lock_fd);
+            rc = ofs_as_user(p->owner, p->group, 077, lock_create, &p->dir_fd);
+            if (!rc || rc == EEXIST)
+                rc = file_pin(p, LOCK_FILE, &p->lock_fd, why, len);
+        }
+        if (rc && rc != ENOENT) /* ENOENT: read-only filesystem, LMDB runs without */
+            return rc;
     }
-    if (rc && rc != ENOENT) /* ENOENT: read-only filesystem, LMDB runs without */
-        return rc;
-    rc = file_pin(p, DATA_FILE, &p->data_fd, why, len);
-    if (rc && rc != ENOENT) /* ENOENT: no store, which store_open() reports */
-        return rc;
     if (ro) { /* nothing can change there: LMDB opens the held directory */
         snprintf(p->files, sizeof p->files, "%s", p->dir);
         return 0;
