@@ -9,7 +9,9 @@
  * store; wake.c holds the socket through which writers wake the watcher
  * and wait for it (read-your-writes); asuser.c runs a piece of work on a
  * thread acting as another user (a root daemon's changes in a user's
- * STORE/wake are made as that user); metrics.c serves GET /metrics
+ * STORE/wake are made as that user); pin.c opens the store directory and
+ * its LMDB files so that a root daemon reaches nothing the store's owner
+ * could not (links, swapped directories); metrics.c serves GET /metrics
  * (-o metrics=HOST:PORT) from the counters the handlers keep.
  * and wait for it (read-your-writes); decode.c serves reads of
  * compressed results from decoded frames, decoding ahead of sequential
@@ -169,6 +171,21 @@ struct ofs_wake {
     unsigned long refused;     /* peers of another user closed unanswered */
 };
 
+/* The store as the daemon holds it (pin.c). Lives inside struct ofs;
+ * private to pin.c except where noted. */
+struct ofs_pin {
+    int held;                  /* ofs_pin_open() succeeded, ofs_pin_close() not yet */
+    int dir_fd;                /* the store directory (O_PATH), for the daemon's life */
+    int lock_fd, data_fd;      /* lock.mdb, data.mdb (O_PATH), until released */
+    int tmp_fd;                /* the private directory of links LMDB opens */
+    char tmp_path[64];         /* its path ("": none) */
+    char dir[32];              /* "/proc/self/fd/N" of dir_fd: the store directory
+                                  itself, whatever its path leads to now (public) */
+    char files[64];            /* the directory to give store_open() (public) */
+    uid_t owner;               /* the store directory's owner and group */
+    gid_t group;
+};
+
 /* One new version for the prefetcher. */
 struct ofs_prefetch_item {
     uint64_t version;
@@ -262,6 +279,7 @@ struct ofs {
     pthread_t loop_thread;      /* runs the session loop: the watcher wakes it */
     struct ofs_watch watch;
     struct ofs_wake wake;
+    struct ofs_pin pin;         /* the store directory and files as opened */
     struct ofs_prefetch prefetch;
     struct ofs_remote *remote;  /* the store's remote tier, NULL when none (remote.c) */
     struct ofs_rwin *rwin;      /* read-ahead windows of remote results (remote_read.c) */
@@ -318,6 +336,32 @@ int ofs_mount(struct fuse_session *se, const char *mountpoint);
  * environment), or 1 after printing why on stderr: the policy file was
  * refused (agentlink's message, "; nothing was mounted"), or no memory. */
 int ofs_namespace_resolve(char **ns);
+
+/* ---- pin.c ------------------------------------------------------------ */
+
+/* Opens the store directory named GIVEN (as given on the command line) and
+ * pins its files, as fs/pin.c says (the privilege model). Run by root: the
+ * path is walked without letting the kernel follow a link, and every
+ * directory and link on it must belong to root or to the store directory's
+ * owner; lock.mdb and data.mdb must be regular files of that owner with one
+ * link (a missing lock.mdb is created as the owner); P->files is then a
+ * private directory of links to exactly those files. Run by anyone else:
+ * the directory is opened as given and P->files is P->dir. Fills ABS
+ * (PATH_MAX bytes) with the directory's real path, for messages. A missing
+ * data.mdb is not an error here (store_open() says STORE_ENOSTORE).
+ * Returns 0, or 1 with the reason (the subject first) in WHY (LEN bytes)
+ * and nothing held. On success call ofs_pin_release() once the store is
+ * open, and ofs_pin_close() at the end. */
+int ofs_pin_open(struct ofs_pin *p, const char *given, char *abs, char *why, size_t len);
+
+/* Removes the private directory of links and closes the files' pins: LMDB
+ * holds its own descriptors once the store is open. P->files becomes
+ * P->dir. Keeps the directory. Safe to call again. */
+void ofs_pin_release(struct ofs_pin *p);
+
+/* ofs_pin_release(), and closes the directory. Safe on a zero-filled pin
+ * and to call again. */
+void ofs_pin_close(struct ofs_pin *p);
 
 /* ---- startup.c -------------------------------------------------------- */
 
@@ -434,13 +478,14 @@ static inline int ofs_remote_ino(fuse_ino_t ino)
     return (uint64_t)ino >= OFS_REMOTE_INO_BASE;
 }
 
-/* Before mounting: when the store at STORE_ABS names a remote, checks its
+/* Before mounting: when the store STORE_ABS (opened through FILES: see
+ * ofs_pin_open()) names a remote, checks its
  * configuration and access once and says on stderr what is wrong. Returns
  * 1 (nothing may be mounted) when the configuration is unusable (no
  * credentials, a bad URL or profile); 0 otherwise, also after a warning
  * for a refused access, a missing bucket or a remote that does not answer
  * (the mount serves local results and retries the remote per request). */
-int ofs_remote_probe(const char *store_abs);
+int ofs_remote_probe(const char *files, const char *store_abs);
 
 /* After fs->st is open: sets fs->remote when the store names a remote (NULL
  * when it names none). Returns 0, or an errno value after logging why

@@ -214,15 +214,16 @@ static int check_namespace(const char *ns)
 
 /* Resolves DIR into ABS and opens it once as the daemon will; prints what is
  * wrong on failure. */
-static int probe_store(const char *dir, char *abs)
+static int probe_store(struct ofs_pin *pin, const char *dir, char *abs)
 {
     store *st = NULL;
+    char why[512];
     int rc;
-    if (!realpath(dir, abs)) {
-        fprintf(stderr, "offloadfs: store '%s': %s\n", dir, strerror(errno));
+    if (ofs_pin_open(pin, dir, abs, why, sizeof why)) {
+        fprintf(stderr, "offloadfs: store '%s': %s; nothing was mounted\n", dir, why);
         return 1;
     }
-    rc = store_open(&st, abs, STORE_RDONLY | STORE_VERIFY); /* every page, once */
+    rc = store_open(&st, pin->files, STORE_RDONLY | STORE_VERIFY); /* every page, once */
     if (!rc) { /* one read, so a store that opens but cannot be read fails here */
         store_stats stats;
         rc = store_stats_get(st, &stats);
@@ -395,6 +396,26 @@ static void store_close_unless_damaged(struct ofs *fs)
     fs->st = NULL;
 }
 
+/* Once the store is open through the pinned files (fs/pin.c) and lock.mdb
+ * marked from them: the handle takes the store's real name (metrics, log
+ * lines), the mark's later checks look at STORE/lock.mdb in the directory
+ * we hold (a file put in its place is a change), and the private links go.
+ * Returns 0 or ENOMEM. */
+static int store_named(struct ofs *fs, const char *store_abs)
+{
+    char path[sizeof fs->pin.dir + sizeof "/lock.mdb"], *p;
+    int rc = store_path_set(fs->st, store_abs);
+    if (!rc && fs->lock.path) {
+        snprintf(path, sizeof path, "%s/lock.mdb", fs->pin.dir);
+        if (!(p = strdup(path)))
+            return ENOMEM;
+        free(fs->lock.path);
+        fs->lock.path = p;
+    }
+    ofs_pin_release(&fs->pin);
+    return rc;
+}
+
 /* Everything after the session exists: mount, daemonize, open the store,
  * mark its lock file, watch it, serve, tear down in reverse. */
 static int run_mounted(struct ofs *fs, const char *store_abs,
@@ -417,13 +438,13 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         openlog("offloadfs", LOG_PID, LOG_DAEMON);
         fuse_set_log_func(log_syslog);
     }
-    if ((rc = store_open(&fs->st, store_abs, STORE_RDONLY))) {
+    if ((rc = store_open(&fs->st, fs->pin.files, STORE_RDONLY))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': %s\n", store_abs, store_strerror(rc));
         goto out_unmount;
     }
     /* Right after the open, which sized and initialised lock.mdb if we are
      * its first user: from here on nothing healthy changes it. */
-    if ((rc = store_lock_mark(fs->st, &fs->lock))) {
+    if ((rc = store_lock_mark(fs->st, &fs->lock)) || (rc = store_named(fs, store_abs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': lock.mdb: %s\n", store_abs,
                  store_strerror(rc));
         goto out_store;
@@ -446,7 +467,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     /* Writers wait for us only once this exists; without it, the poll
      * alone shows their writes (read-your-writes is then lost, not the
      * mount). */
-    if ((rc = ofs_wake_open(fs, store_abs)))
+    if ((rc = ofs_wake_open(fs, fs->pin.dir)))
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': no wake-up socket in %s/wake (%s): "
                  "writers will not wait for this mount; it shows their writes within "
                  "%u ms\n", store_abs, store_abs, strerror(rc), OFS_WATCH_INTERVAL_MS);
@@ -584,12 +605,12 @@ int main(int argc, char *argv[])
     if ((ret = parse(&args, &c, &o)) >= 0)
         goto out;
     ret = 1;
-    if (probe_store(c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs) ||
-        ofs_remote_probe(store_abs))
+    if (probe_store(&fs.pin, c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs) ||
+        ofs_remote_probe(fs.pin.files, store_abs))
         goto out;
     ret = EXIT_USAGE;
     /* Before mounting: places where a mount would hang or hide (startup.c). */
-    if (ofs_check_store_outside(c.store, store_abs, c.mountpoint, mnt_abs) ||
+    if (ofs_check_store_outside(c.store, fs.pin.dir, c.mountpoint, mnt_abs) ||
         (!c.stack && ofs_check_not_stacked(c.mountpoint, mnt_abs)))
         goto out;
     if (!(conn_opts = fuse_parse_conn_info_opts(&args)) ||
@@ -610,6 +631,7 @@ int main(int argc, char *argv[])
     fuse_session_destroy(fs.se);
 out:
     ofs_metrics_stop(&fs);
+    ofs_pin_close(&fs.pin);
     free(conn_opts);
     free(o.mountpoint);
     free(c.ns);

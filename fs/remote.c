@@ -90,13 +90,13 @@ static remote_conn *thread_conn(struct ofs_remote *r)
     return c;
 }
 
-int ofs_remote_probe(const char *store_abs)
+int ofs_remote_probe(const char *files, const char *store_abs)
 {
     store *st = NULL;
     tier *t = NULL;
     remote_conn *c = NULL;
     char msg[512];
-    int rc = store_open(&st, store_abs, STORE_RDONLY), ret = 0;
+    int rc = store_open(&st, files, STORE_RDONLY), ret = 0;
     if (!rc)
         rc = tier_open(&t, st, NULL, msg, sizeof msg);
     if (rc == TIER_ENONE || (rc && rc != REMOTE_ECONFIG)) { /* no remote; store errors: reported elsewhere */

@@ -306,3 +306,13 @@ const char *store_path(const store *st)
 {
     return st->path;
 }
+
+int store_path_set(store *st, const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return ENOMEM;
+    free(st->path);
+    st->path = p;
+    return 0;
+}

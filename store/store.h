@@ -131,6 +131,13 @@ void store_close(store *st);
  * open; valid until store_close(). */
 const char *store_path(const store *st);
 
+/* Names the handle ST by PATH from now on (store_path(); the wake-up after
+ * each write looks for PATH/wake): for a process that opened the store
+ * through another directory (one of links to its files: a daemon run by
+ * root, fs/pin.c) and will open it under no other name. Returns 0 or
+ * ENOMEM (the name is then unchanged). */
+int store_path_set(store *st, const char *path);
+
 /* ---- Limits ----------------------------------------------------------- */
 typedef struct store_limits {
     uint64_t max_total_bytes;  /* bound on the bytes live values occupy */

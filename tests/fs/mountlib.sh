@@ -21,6 +21,9 @@
 #                             that mounts anyway is SIGKILLed at once and MNT lazily
 #                             unmounted.
 #   m_mounts_at PATH          how many mounts sit on PATH (mountinfo only)
+#   m_second_user             makes a system user for this test (removed on
+#                             exit): M_USER, M_UID, M_GID; m_as_user CMD...
+#                             runs CMD as that user, without groups
 #
 # The store is fed with build/agentlink when it exists (the real CLI), else
 # with build/tools/storectl; M_FEEDER=storectl forces the latter.
@@ -173,3 +176,17 @@ m_within() {
     M_WAITED_MS=$(( ($(date +%s%N) - start) / 1000000 ))
     return $rc
 }
+
+m_second_user() {
+    local i
+    M_USER=ofst$$
+    for ((i = 0; i < 20; i++)); do # another test may hold /etc/passwd's lock
+        useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$M_USER" \
+            2>"$T_TMP/useradd.err" && break
+        sleep 0.2
+    done
+    id -u "$M_USER" >/dev/null 2>&1 || { echo "  useradd $M_USER: $(cat "$T_TMP/useradd.err")"; return 1; }
+    t_on_exit "userdel '$M_USER' 2>/dev/null; groupdel '$M_USER' 2>/dev/null"
+    M_UID=$(id -u "$M_USER") M_GID=$(id -g "$M_USER")
+}
+m_as_user() { setpriv --reuid="$M_UID" --regid="$M_GID" --clear-groups "$@"; }

@@ -29,16 +29,9 @@ WRAP=${OFFLOADFS_WRAP:-}
 N=${WAKE_RACE_N:-$([ -n "$WRAP" ] && echo 3 || echo 50)}
 
 # ---- the second user ----------------------------------------------------
-U=ofsrace$$
-for ((i = 0; i < 20; i++)); do # another test may hold /etc/passwd's lock
-    useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" \
-        2>"$T_TMP/useradd.err" && break
-    sleep 0.2
-done
-id -u "$U" >/dev/null 2>&1 || { t_not_ok "useradd $U: $(cat "$T_TMP/useradd.err")"; t_done; }
-t_on_exit "userdel '$U' 2>/dev/null; groupdel '$U' 2>/dev/null"
-UID_=$(id -u "$U") GID_=$(id -g "$U")
-as_user() { setpriv --reuid="$UID_" --regid="$GID_" --clear-groups "$@"; }
+m_second_user || { t_not_ok "make a second user"; t_done; }
+U=$M_USER UID_=$M_UID GID_=$M_GID
+as_user() { m_as_user "$@"; }
 
 chmod 711 "$T_TMP" # let the user reach the store and root's file
 S=$(m_store st) || { t_not_ok "make a store"; t_done; }

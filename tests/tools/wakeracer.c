@@ -14,6 +14,14 @@
  *       TARGET, and exchanges them back 30 ms later. The daemon must create
  *       nothing in TARGET.
  *
+ *   wakeracer swap WATCHED DIR NAME sym|hard TARGET
+ *       Keeps ready in DIR a symlink to TARGET (sym) or a hard link to it
+ *       (hard), named ".racer-NAME"; on every IN_OPEN in or of the
+ *       directory WATCHED (a daemon opening the store or a file in it)
+ *       exchanges DIR/NAME with it at once, and exchanges them back 30 ms
+ *       later. Run against a daemon starting on a store: NAME is lock.mdb
+ *       or data.mdb in the store, or the store directory or its parent.
+ *
  * Prints "ready" once watching, then "swap NAME" for each swap made;
  * runs until killed. Exits 1 on a usage or setup error.
  */
@@ -87,12 +95,53 @@ static int on_open(int dfd, const char *name)
     return 0;
 }
 
+static char swap_name[256], swap_link[256 + 8];
+
+static int on_open_swap(int dfd, const char *name)
+{
+    struct timespec ts = {0, 30 * 1000000L};
+    (void)name;
+    if (renameat2(dfd, swap_name, dfd, swap_link, RENAME_EXCHANGE) != 0)
+        return 0;
+    printf("swap %s\n", swap_name);
+    nanosleep(&ts, NULL);
+    if (renameat2(dfd, swap_name, dfd, swap_link, RENAME_EXCHANGE) != 0)
+        return fail("swap back");
+    return 0;
+}
+
+/* wakeracer swap WATCHED DIR NAME sym|hard TARGET */
+static int swap_main(char **argv)
+{
+    int in, dfd, rc;
+    if (snprintf(swap_name, sizeof swap_name, "%s", argv[4]) >= (int)sizeof swap_name)
+        return 1;
+    snprintf(swap_link, sizeof swap_link, ".racer-%s", swap_name);
+    if ((dfd = open(argv[3], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return fail(argv[3]);
+    rc = !strcmp(argv[5], "hard") ? linkat(AT_FDCWD, argv[6], dfd, swap_link, 0)
+                                   : symlinkat(argv[6], dfd, swap_link);
+    if (rc != 0 && errno != EEXIST)
+        return fail("make the link");
+    if ((in = inotify_init1(IN_CLOEXEC)) < 0)
+        return fail("inotify_init1");
+    if (inotify_add_watch(in, argv[2], IN_OPEN | IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+        return fail("inotify_add_watch");
+    printf("ready\n");
+    return watch(in, on_open_swap, dfd);
+}
+
 int main(int argc, char **argv)
 {
     int link_mode, in, dfd;
     char path[4096];
+    if (argc == 7 && !strcmp(argv[1], "swap") && (!strcmp(argv[5], "sym") || !strcmp(argv[5], "hard"))) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return swap_main(argv);
+    }
     if (argc != 4 || (strcmp(argv[1], "link") && strcmp(argv[1], "dir"))) {
-        fprintf(stderr, "usage: wakeracer link WAKEDIR VICTIM | dir STORE TARGET\n");
+        fprintf(stderr, "usage: wakeracer link WAKEDIR VICTIM | dir STORE TARGET | "
+                "swap WATCHED DIR NAME sym|hard TARGET\n");
         return 1;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
