@@ -273,6 +273,11 @@ void mcp_verdict_release(mcp_verdict *v);
 /* Requests (tools/call, tools/list) still waiting for their answer. */
 size_t mcp_rewriter_pending(const mcp_rewriter *rw);
 
+/* Requests of the client of any method still waiting for their answer
+ * from the server (those above included; the read tool's, answered by the
+ * proxy, not). The relay waits for them when the client closes its input. */
+size_t mcp_rewriter_awaited(const mcp_rewriter *rw);
+
 /* The read tool's name. */
 #define MCP_READ_TOOL "read_offloaded_result"
 /* Lines the read tool returns when the call gives no "limit". */
@@ -417,15 +422,37 @@ typedef struct mcp_relay_opts {
  * every signal the relay sends goes to that whole group: SIGINT, SIGTERM
  * and SIGHUP received are sent on to it; the client closing its side
  * closes the server's stdin, and the relay waits for the server to exit
- * (MCP "Lifecycle", stdio shutdown): when it has not exited
- * MCP_TERM_AFTER_MS later the group gets SIGTERM, and SIGKILL
- * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. Once
+ * (MCP "Lifecycle", stdio shutdown): when it has not exited once it has
+ * been quiet for MCP_TERM_AFTER_MS (MCP_ANSWER_WAIT_MS while requests the
+ * client sent are still to be answered), the group gets SIGTERM, and
+ * SIGKILL MCP_KILL_AFTER_MS after that. Quiet: the relay waited for its
+ * output with nothing of it in hand (time spent rewriting, or waiting for
+ * the client to read, does not count), so an answer still in flight is
+ * relayed whole. What it writes meanwhile is relayed. Once
  * the server has exited, what is left of its group is stopped
  * (mcp_group_stop) before this returns: no process the server started
  * outlives the proxy unless it left the group (setsid, setpgid). */
 #define MCP_TERM_AFTER_MS 3000
+#define MCP_ANSWER_WAIT_MS 30000
 #define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
+
+/* ---- Starting the server (spawn.c) ------------------------------------- */
+/* Starts ARGV (argv[0] looked up in PATH) under a supervisor: a child of
+ * the proxy that leads a new process group (its pid, *PID), asks for a
+ * signal when the proxy dies (PR_SET_PDEATHSIG), and forks the server into
+ * that group. When the server ends, the supervisor ends the same way (its
+ * exit status, or the same signal), so waiting for *PID waits for the
+ * server; signals sent to the group reach the server and are ignored by
+ * the supervisor. When the proxy dies first (even of SIGKILL), the
+ * supervisor stops the whole group as mcp_group_stop() does and exits:
+ * nothing the server started outlives the proxy unless it left the group.
+ * *TO_SERVER (the server's stdin) and *FROM_SERVER (its stdout) are the
+ * proxy's ends of two pipes, close-on-exec (yours). Returns 0, or the
+ * errno of the failed start (ENOENT: no such program; then nothing runs
+ * and *PID is 0). Only async-signal-safe work in the children before the
+ * server's exec, but for reading /proc (the proxy is single-threaded). */
+int mcp_spawn(char *const *argv, pid_t *pid, int *to_server, int *from_server);
 
 /* ---- The server's process group (group.c) ----------------------------- */
 /* 1 when a process other than LEADER runs in process group PG (zombies

@@ -30,7 +30,8 @@
 #define CHUNK 65536u
 /* After a big message, a buffer over this size is given back. */
 #define KEEP_CAP (4u * CHUNK)
-/* How long output the server left open is read after it exited. */
+/* How long the server's output, left open by what it started, is read
+ * after it exited: milliseconds of silence (see loop()). */
 #define GRACE_MS 2000
 /* The client's stdout stays blocking: O_NONBLOCK is a flag of the open
  * file description, shared with whoever else holds it (our stderr and the
@@ -71,7 +72,11 @@ typedef struct relay {
                                 another process group while we signal it */
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
+    int heard;               /* bytes came from the server since the last poll */
+    long quiet_since;        /* since when the proxy waits for the server with
+                                nothing in hand (ms_now()), or -1 */
     int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
+    long term_at;            /* when SIGTERM was sent (ms_now()) */
     int sent;                /* the last signal the proxy sent the server, or 0 */
     mcp_later **later;       /* read tool answers whose search runs */
     size_t nlater, caplater;
@@ -161,76 +166,16 @@ static void signals_drain(relay *r)
 }
 
 /* ---- the server ----------------------------------------------------------- */
-/* In the child: the pipes as stdin and stdout, signals as a new program
- * expects them, then the server; on failure errno goes up ERRFD. Only
- * async-signal-safe calls between fork and exec. */
-static void child_exec(int in, int out, int errfd, char *const *argv)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
-    sigset_t none;
-    int e;
-    /* A group of its own, which stopping the server stops whole. */
-    if (setpgid(0, 0) < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
-        goto fail;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        signal(sigs[i], SIG_DFL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execvp(argv[0], argv);
-fail:
-    e = errno;
-    (void)!write(errfd, &e, sizeof e);
-    _exit(127);
-}
-
-/* Starts the server. fork and exec rather than posix_spawn: the exec's
- * errno comes back through a close-on-exec pipe everywhere (posix_spawnp
- * reports it only on some libcs, and not under valgrind). Returns 0 or
- * the errno of the failed start. */
+/* Starts the server (spawn.c). Returns 0 or the errno of the failed start. */
 static int spawn(relay *r, char *const *argv)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1}, rc = 0, e = 0;
-    ssize_t n;
-
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-        rc = errno;
-        goto done;
-    }
-    r->child = fork();
-    if (r->child < 0) {
-        rc = errno;
-        goto done;
-    }
-    if (r->child == 0)
-        child_exec(in[0], out[1], ep[1], argv);
-    /* Also here: no signal sent to the group before the child ran may miss
-     * it (EACCES once it has exec'd: it did it itself). */
-    setpgid(r->child, r->child);
-    close(ep[1]);
-    ep[1] = -1;
-    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
-        ;
-    if (n == (ssize_t)sizeof e) { /* exec failed: the child is gone */
-        rc = e ? e : ENOEXEC;
-        while (waitpid(r->child, NULL, 0) < 0 && errno == EINTR)
-            ;
-        r->child = 0;
-        goto done;
-    }
-    r->c2s.out = in[1];
-    r->s2c.in = out[0];
-    in[1] = out[0] = -1;
+    int to = -1, from = -1, rc = mcp_spawn(argv, &r->child, &to, &from);
+    if (rc)
+        return rc;
+    r->c2s.out = to;
+    r->s2c.in = from;
     fcntl(r->c2s.out, F_SETFL, fcntl(r->c2s.out, F_GETFL) | O_NONBLOCK);
-done:
-    for (int i = 0; i < 2; i++) {
-        if (in[i] >= 0)
-            close(in[i]);
-        if (out[i] >= 0)
-            close(out[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
-    return rc;
+    return 0;
 }
 
 /* ---- one direction --------------------------------------------------------- */
@@ -547,19 +492,28 @@ static void maybe_close_child_in(relay *r)
 }
 
 /* The server did not exit after its stdin closed: SIGTERM, then SIGKILL,
- * to its whole process group (mcp.h). Returns the poll timeout until the
- * next step, or -1. */
-static int stop_server(relay *r, long closed_at)
+ * to its whole process group (mcp.h). SIGTERM comes once the server has
+ * been quiet since its stdin closed for MCP_TERM_AFTER_MS, or for
+ * MCP_ANSWER_WAIT_MS while answers to the client's requests are due: a
+ * server still writing (an answer in flight), or still to answer, is not
+ * cut, and time the proxy spends rewriting or waiting for the client to
+ * read is not the server's. SIGKILL follows MCP_KILL_AFTER_MS after
+ * SIGTERM. NOW is ms_now(). Returns the poll timeout until the next step,
+ * or -1. */
+static int stop_server(relay *r, long closed_at, long now)
 {
-    long waited = ms_now() - closed_at;
-    if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
-        logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
-              r->cmd, MCP_TERM_AFTER_MS);
+    long quiet = now - (r->quiet_since > closed_at ? r->quiet_since : closed_at);
+    int due = mcp_rewriter_awaited(r->rw) > 0;
+    long wait = due ? MCP_ANSWER_WAIT_MS : MCP_TERM_AFTER_MS;
+    if (r->stop_step == 0 && quiet >= wait) {
+        logf_("the server '%s' did not exit %ld ms after its stdin closed%s: sending SIGTERM",
+              r->cmd, quiet, due ? ", nor answer the requests still due" : "");
         r->sent = SIGTERM;
         kill(-r->child, SIGTERM);
         r->stop_step = 1;
+        r->term_at = now;
     }
-    if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
+    if (r->stop_step == 1 && now - r->term_at >= MCP_KILL_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
               MCP_KILL_AFTER_MS);
         r->sent = SIGKILL;
@@ -568,13 +522,13 @@ static int stop_server(relay *r, long closed_at)
     }
     if (r->stop_step == 2)
         return -1;
-    return (int)((r->stop_step == 0 ? MCP_TERM_AFTER_MS : MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS)
-                 - waited);
+    return (int)(r->stop_step == 0 ? wait - quiet
+                                   : MCP_KILL_AFTER_MS - (now - r->term_at)) + 1;
 }
 
 static void loop(relay *r)
 {
-    long reaped_at = -1, closed_at = -1;
+    long reaped_at = -1, closed_at = -1, now;
     for (;;) {
         struct pollfd pf[5 + MCP_SEARCHES];
         int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1, lt, fl = -1;
@@ -591,23 +545,8 @@ static void loop(relay *r)
             r->c2s.len = r->c2s.start = r->c2s.scanned = 0;
         }
         maybe_close_child_in(r);
-        if (r->reaped && reaped_at < 0)
-            reaped_at = ms_now();
-        if (r->c2s.out < 0 && closed_at < 0)
-            closed_at = ms_now();
-        if (!r->reaped && closed_at >= 0)
-            timeout = stop_server(r, closed_at);
         if (finished(r))
             return;
-        if (r->reaped) {
-            long left = GRACE_MS - (ms_now() - reaped_at);
-            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
-                return; /* something else holds the server's stdout open */
-            timeout = left > 0 ? (int)left : 100;
-        }
-        lt = later_timeout(r);
-        if (lt >= 0 && (timeout < 0 || lt < timeout))
-            timeout = lt;
 
         pf[npf] = (struct pollfd){r->sigfd, POLLIN, 0};
         npf++;
@@ -630,6 +569,30 @@ static void loop(relay *r)
         fl = npf; /* the searches: their pipes hang up when they end */
         for (size_t i = 0; i < r->nlater; i++)
             pf[npf++] = (struct pollfd){mcp_later_fd(r->later[i]), POLLIN, 0};
+
+        /* The server's silence is counted only while the proxy waits for it
+         * with nothing of its in hand: from the last bytes it wrote, or from
+         * when the proxy last delivered or rewrote something of it. */
+        now = ms_now();
+        if (r->heard || r->s2c.op || r->quiet_since < 0)
+            r->quiet_since = now;
+        r->heard = 0;
+        if (r->reaped && reaped_at < 0)
+            reaped_at = now;
+        if (r->c2s.out < 0 && closed_at < 0)
+            closed_at = now;
+        if (!r->reaped && closed_at >= 0)
+            timeout = stop_server(r, closed_at, now);
+        if (r->reaped) { /* what it started may hold its stdout open */
+            long quiet = now - (r->quiet_since > reaped_at ? r->quiet_since : reaped_at);
+            long left = GRACE_MS - quiet;
+            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
+                return;
+            timeout = left > 0 ? (int)left + 1 : 100;
+        }
+        lt = later_timeout(r);
+        if (lt >= 0 && (timeout < 0 || lt < timeout))
+            timeout = lt;
         if (poll(pf, (nfds_t)npf, timeout) < 0) {
             if (errno != EINTR) {
                 logf_("poll: %s", strerror(errno));
@@ -646,8 +609,11 @@ static void loop(relay *r)
             }
         }
         if (is >= 0 && pf[is].revents) {
-            if (side_read(&r->s2c) == 0)
+            ssize_t got = side_read(&r->s2c);
+            if (got == 0)
                 r->s2c.eof = 1;
+            else if (got > 0 && !r->s2c.dead) /* for the client: it still reads */
+                r->heard = 1;
         }
         if (oc >= 0 && pf[oc].revents)
             side_write(&r->c2s);
@@ -670,7 +636,7 @@ static const char *signame(int sig)
 
 int mcp_relay_run(const mcp_relay_opts *o)
 {
-    relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1};
+    relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1, .quiet_since = -1};
     int rc, ex;
 
     r.c2s = (side){.in = o->in_fd, .out = -1, .from_client = 1};

@@ -66,6 +66,7 @@ static pending *pend_find(mcp_rewriter *rw, const char *id)
 
 static void pend_drop(mcp_rewriter *rw, pending *p)
 {
+    rw->nother -= p->kind == REQ_OTHER;
     free(p->id);
     free(p->tool);
     *p = rw->pend[--rw->npend];
@@ -91,9 +92,15 @@ static void pend_add(job *j, char *id, int kind, char *tool)
         rw->cappend = cap;
     }
     rw->pend[rw->npend++] = (pending){id, kind, tool};
+    rw->nother += kind == REQ_OTHER;
 }
 
 size_t mcp_rewriter_pending(const mcp_rewriter *rw)
+{
+    return rw ? rw->npend - rw->nother : 0;
+}
+
+size_t mcp_rewriter_awaited(const mcp_rewriter *rw)
 {
     return rw ? rw->npend : 0;
 }
@@ -259,7 +266,7 @@ static void task_add(mcp_rewriter *rw, char *task, const char *tool)
     char *t = strdup(tool);
     if (!t) {
         free(task);
-        return; /* its result is judged under "task" */
+        return; /* its result will pass unchanged */
     }
     if (!rw->tasks && !(rw->tasks = calloc(MCP_TASKS_KEPT, sizeof *rw->tasks))) {
         free(task);
@@ -276,17 +283,20 @@ static void task_add(mcp_rewriter *rw, char *task, const char *tool)
 }
 
 /* The tool whose result the task at [vs, ve) (a taskId token) holds, as a
- * copy (yours; "task" when unknown), or NULL (no memory). */
+ * copy (yours), or NULL: no tools/call of this session created that task
+ * (or it is older than the last MCP_TASKS_KEPT), or no memory (NOMEM). */
 static char *task_tool_of(job *j, size_t vs, size_t ve)
 {
     mcp_rewriter *rw = j->rw;
-    char *id = mcp_job_dup_string(j, vs, ve);
-    const char *tool = "task";
-    for (size_t i = 0; id && i < rw->ntasks; i++)
-        if (strcmp(rw->tasks[i].task, id) == 0)
-            tool = rw->tasks[i].tool;
+    char *id = mcp_job_dup_string(j, vs, ve), *tool = NULL;
+    for (size_t i = rw->ntasks; id && i-- > 0;)
+        if (strcmp(rw->tasks[i].task, id) == 0) {
+            if (!(tool = strdup(rw->tasks[i].tool)))
+                j->nomem = 1;
+            break;
+        }
     free(id);
-    return strdup(tool);
+    return tool;
 }
 
 /* ---- messages ---------------------------------------------------------------- */
@@ -471,19 +481,27 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
     }
     if (mcp_json_string_is(s + ms, me - ms, "tasks/result")) {
         size_t a, b;
+        tool = NULL;
         if (pe && s[ps] == '{' && mcp_json_member(s, j->n, ps, "taskId", &a, &b) == 0 &&
-            s[a] == '"' && (tool = task_tool_of(j, a, b))) {
-            if ((id = id_key(j, is, ie)))
-                pend_add(j, id, REQ_CALL, tool);
-            else
-                free(tool);
-        }
+            s[a] == '"' && !(tool = task_tool_of(j, a, b)) && !j->nomem)
+            mcp_job_note(j, "tasks/result of a task no tools/call of this session created "
+                         "(or older than the last %u): its answer passes unchanged",
+                         MCP_TASKS_KEPT);
+        /* Only a task a tools/call made is judged, under that call's tool;
+         * any other's answer is just due. */
+        if ((id = id_key(j, is, ie)))
+            pend_add(j, id, tool ? REQ_CALL : REQ_OTHER, tool);
+        else
+            free(tool);
         return 0;
     }
     if (!mcp_json_string_is(s + ms, me - ms, "tools/call") || !pe || s[ps] != '{' ||
         mcp_json_members(s, j->n, ps, call_names, 2, ap, NULL) || !ap[0].end ||
-        !(tool = mcp_job_dup_string(j, ap[0].start, ap[0].end)))
+        !(tool = mcp_job_dup_string(j, ap[0].start, ap[0].end))) {
+        if ((id = id_key(j, is, ie))) /* another request: its answer is due */
+            pend_add(j, id, REQ_OTHER, NULL);
         return 0;
+    }
     /* Matched on the JSON token, not the C string: a name with a NUL
      * ("read_offloaded_result\u0000x") is not the read tool but the
      * server's to answer. */

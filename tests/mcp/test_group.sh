@@ -116,4 +116,23 @@ t_wait_until 10 bash -c "! kill -0 $proxy 2>/dev/null"
 wait $proxy; st=$?
 t_eq "SIGINT to the proxy: it exits 128+SIGINT" "$st" 130
 t_eq "... and no process of the server's survives" "$(alive "$T_TMP/sig.pids")" ""
+
+# The proxy killed with SIGKILL can stop nothing itself: its supervisor
+# (the server's group leader, told by PR_SET_PDEATHSIG) stops the group.
+# group_alive PG: the processes of group PG still running (not zombies).
+group_alive() { ps -e -o pgid=,stat=,pid=,comm= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ {print $3, $4}' | tr '\n' ' '; }
+exec 8<>"$T_TMP/sig.in"
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'sleep 4321 & sleep 4322' <&8 >/dev/null 2>"$T_TMP/k9.err" &
+proxy=$!
+exec 8>&-
+t_wait_until 30 bash -c "pgrep -f '^sleep 4322' >/dev/null"
+pg=$(ps -o pgid= -p "$(pgrep -f '^sleep 4322' | head -1)" | tr -d ' ')
+t_on_exit "kill -9 -- -$pg 2>/dev/null"
+t_eq "SIGKILL to the proxy: its server ran (sh and two sleeps) in a group of its own" \
+    "$(group_alive "$pg" | grep -o 'sh \|sleep ' | sort | tr -d '\n')" "sh sleep sleep "
+kill -9 $proxy
+wait $proxy
+t_wait_until 30 bash -c "[ -z \"\$(ps -e -o pgid=,stat= | awk -v g=$pg '\$1 == g && \$2 !~ /^Z/')\" ]"
+t_eq "... no process of that group survives it" "$(group_alive "$pg")" ""
+t_check "... and the supervisor said why" grep -q "the proxy ended without stopping the server 'sh'" "$T_TMP/k9.err"
 t_done

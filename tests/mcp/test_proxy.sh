@@ -213,6 +213,33 @@ t_eq "... the answer is small" "$(( $(wc -c <"$OUT") < 16384 ))" 1
 echo '{"jsonrpc":"2.0","id":1,"method":"other"}' >"$IN"
 $AGENTLINK mcp-proxy --store "$ST" -- sh -c "read l; cat $T_TMP/big.json; read l" <"$IN" >"$OUT" 2>"$ERR"
 same "a 40 MiB message not rewritten passes byte for byte" "$OUT" "$T_TMP/big.json"
+# The client's input ends at once here, and the proxy closes the server's
+# then. It stops a server only once that has been quiet for 3 s since (30 s
+# while the client's requests are still to be answered), quiet counted
+# while the proxy waits for it with nothing of it in hand (mcp.h): a
+# message still in flight is relayed whole, however long the server or the
+# proxy (under valgrind) takes over it, and so is an answer still due.
+# This server writes a notification in 40 pieces, one every 0.1 s, 4 s in
+# all, after reading its stdin's end (the client sent no request).
+PY=$(python3 -c 'import sys; print(sys.executable)') # not a shim: it starts at once
+python3 -c 'import json; print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "y" * 4000}}))' >"$T_TMP/slow.json"
+echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- "$PY" -c '
+import sys, time
+sys.stdin.read()
+m = open(sys.argv[1], "rb").read()
+for i in range(40):
+    sys.stdout.buffer.write(m[i * len(m) // 40:(i + 1) * len(m) // 40]); sys.stdout.flush()
+    time.sleep(0.1)' "$T_TMP/slow.json" <"$IN" >"$OUT" 2>"$ERR"
+t_eq "a message written over 4 s after stdin closed: the server exits 0" "$?" 0
+same "... and the message arrives whole" "$OUT" "$T_TMP/slow.json"
+lacks "... the server was not stopped" "$(cat "$ERR")" "sending SIGTERM"
+# A request still to be answered: the server answers it 4 s after its stdin closed.
+echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'cat >/dev/null; sleep 4; echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"' \
+    <"$IN" >"$OUT" 2>"$ERR"
+t_eq "an answer due, written 4 s after stdin closed: exit 0, the answer relayed" \
+    "$?:$(cat "$OUT")" '0:{"jsonrpc":"2.0","id":1,"result":{}}'
 # Memory: a message passed through is relayed from the bytes read (the line
 # and a quarter); one offloaded, its text decoded over the line itself,
 # adds the store's copy of the text while it is written. Peak RSS of the proxy (and its sh and cat, far
