@@ -107,4 +107,12 @@ void mcp_job_restore(job *j);
  * NULL) gets the taskId when the result creates a task. */
 void mcp_result_rewrite(job *j, const char *tool, size_t rs, char **task);
 
+/* Stores the whole message (result.c), a line the scanner could not follow
+ * (WHY says why, as words after "it") answering a tools/call of TOOL whose
+ * id token is [IS, IE), when its size is over the policy for TOOL; the
+ * message becomes an isError result with the pointer text. Returns 1 when
+ * it did so, 0 when the line passes as it is (within the policy, or the
+ * store failed: a note says why). */
+int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const char *why);
+
 #endif

@@ -118,6 +118,16 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
 int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_t *vs,
                     size_t *ve);
 
+/* Finds member NAME at the top level of the object S (N bytes) without
+ * following what lies inside the values: nested ones are skipped by
+ * counting brackets, to any depth, and S may be cut short (the start of a
+ * line over the size limit). For a message the strict scanner refuses
+ * (nested deeper than MCP_JSON_DEPTH, or cut): its "id", its "method".
+ * The last complete member of that name wins; [*VS, *VE) is its value,
+ * not checked (check it before use). Returns 0, ENOENT (none before S
+ * ends or stops being an object) or EINVAL (S is not an object). */
+int mcp_json_top_member(const char *s, size_t n, const char *name, size_t *vs, size_t *ve);
+
 /* A value's bytes: [start, end); end 0 when absent. */
 typedef struct mcp_json_span {
     size_t start, end;
@@ -278,6 +288,25 @@ size_t mcp_rewriter_pending(const mcp_rewriter *rw);
  * proxy, not). The relay waits for them when the client closes its input. */
 size_t mcp_rewriter_awaited(const mcp_rewriter *rw);
 
+/* The largest message (line, its newline excluded) the relay takes, by
+ * default, and the environment variable that sets another (bytes, or with
+ * K, M or G). A line longer is dropped as it comes (its rest skipped up to
+ * its newline), so the relay's memory stays bounded; see
+ * mcp_rewriter_oversized(). */
+#define MCP_MAX_MESSAGE_DEFAULT ((uint64_t)2 << 30)
+#define MCP_MAX_MESSAGE_ENV "OFFLOADFS_MCP_MAX_MESSAGE"
+
+/* What to say for a message over the size limit LIMIT, dropped, of which
+ * the first LEN bytes at HEAD were read: from the client (FROM_CLIENT), a
+ * request is answered with a JSON-RPC error (-32600) naming the limit;
+ * from the server, an answer to a request of the client's becomes that
+ * error (-32603) with the request's id, and the request is forgotten. Both
+ * go to the client: *OUT (yours, no newline), *OUTLEN. Anything else (a
+ * notification, a request of the server's, an id not found in HEAD) gets
+ * nothing: *OUT NULL. Returns 0 or ENOMEM. */
+int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, size_t len,
+                           uint64_t limit, char **out, size_t *outlen);
+
 /* The read tool's name. */
 #define MCP_READ_TOOL "read_offloaded_result"
 /* Lines the read tool returns when the call gives no "limit". */
@@ -412,6 +441,7 @@ typedef struct mcp_relay_opts {
     char *const *argv;  /* the server's command line, argv[0] looked up in PATH */
     mcp_rewriter *rw;   /* the rewriter (borrowed) */
     int in_fd, out_fd;  /* the client's side: normally 0 and 1 */
+    uint64_t max_message; /* the largest message taken, bytes (0: MCP_MAX_MESSAGE_DEFAULT) */
 } mcp_relay_opts;
 
 /* Runs the server, relays the session until the server has exited and its

@@ -58,11 +58,13 @@ typedef struct side {
     int dead;                /* OUT failed: what comes is dropped */
     int gated;               /* OUT is blocking: write only what poll() allows */
     int unended;             /* the last message written had no newline */
+    int skipping;            /* a line over the limit: drop up to its newline */
 } side;
 
 typedef struct relay {
     mcp_rewriter *rw;
     const char *cmd;
+    uint64_t max;            /* the largest message taken (mcp_relay_opts) */
     side c2s, s2c;
     al_buf answers;          /* read tool answers for the client */
     size_t answers_off;      /* of answers, bytes written */
@@ -401,9 +403,51 @@ static void side_take(relay *r, side *d, size_t ll, int nl)
     mcp_verdict_release(&v);
 }
 
+/* D's line (its first LL bytes read, ENDED when its newline follows them)
+ * is over the limit: it is dropped, and the rest of it as it comes
+ * (SKIPPING); the client gets a JSON-RPC error in its place when its start
+ * names a request (mcp.h). */
+static void side_oversize(relay *r, side *d, size_t ll, int ended)
+{
+    char *out = NULL;
+    size_t outlen = 0;
+    if (mcp_rewriter_oversized(r->rw, d->from_client, d->buf + d->start, ll, r->max, &out,
+                               &outlen))
+        logf_("out of memory answering a message over the size limit");
+    logf_("a message from the %s is longer than the maximum message size, %llu bytes (%s): "
+          "dropped up to its newline%s", d->from_client ? "client" : "server",
+          (unsigned long long)r->max, MCP_MAX_MESSAGE_ENV,
+          out ? "; the client gets a JSON-RPC error with its id instead" : "");
+    if (out)
+        answer_queue(r, out, outlen);
+    free(out);
+    ll += (size_t)ended;
+    d->start += ll;
+    d->len -= ll;
+    if (d->len == 0)
+        d->start = 0;
+    d->scanned = 0;
+    d->skipping = !ended;
+}
+
+/* In SKIPPING: drops D's bytes up to and with the next newline. */
+static void side_skip(side *d)
+{
+    char *p = d->buf + d->start, *nl = memchr(p, '\n', d->len);
+    size_t drop = nl ? (size_t)(nl - p) + 1 : d->len;
+    d->start += drop;
+    d->len -= drop;
+    if (d->len == 0)
+        d->start = 0;
+    d->scanned = 0;
+    d->skipping = nl == NULL;
+}
+
 /* Turns complete lines into messages while D has nothing in flight. */
 static void side_pump(relay *r, side *d)
 {
+    if (d->skipping && d->len > 0 && !d->op)
+        side_skip(d);
     if (d->dead) { /* nowhere to send it: drop what was read, unread */
         if (d->op)
             side_done(d);
@@ -420,11 +464,18 @@ static void side_pump(relay *r, side *d)
         char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
         if (!nl) {
             d->scanned = d->len;
+            if (d->len > r->max) {
+                side_oversize(r, d, d->len, 0);
+                return;
+            }
             if (!d->eof)
                 return;
             logf_("the %s's last message has no newline (%zu bytes): passed through",
                   d->from_client ? "client" : "server", d->len);
             side_take(r, d, d->len, 0);
+        } else if ((size_t)(nl - p) > r->max) {
+            side_oversize(r, d, (size_t)(nl - p), 1); /* it ended in the read that crossed it */
+            continue;
         } else {
             side_take(r, d, (size_t)(nl - p), 1);
         }
@@ -639,6 +690,7 @@ int mcp_relay_run(const mcp_relay_opts *o)
     relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1, .quiet_since = -1};
     int rc, ex;
 
+    r.max = o->max_message ? o->max_message : MCP_MAX_MESSAGE_DEFAULT;
     r.c2s = (side){.in = o->in_fd, .out = -1, .from_client = 1};
     r.s2c = (side){.in = -1, .out = o->out_fd, .from_client = 0, .gated = 1};
     if ((rc = signals_setup(&r))) {

@@ -546,6 +546,45 @@ static int finish(job *j, mcp_verdict *v)
     return 0;
 }
 
+/* The pending request the message S (N bytes, maybe cut, maybe nested too
+ * deep to scan) answers, found by its top-level "id" (mcp_json_top_member),
+ * or NULL: a request or notification itself, no id, or not one of ours.
+ * *IS, *IE get the id's token. */
+static pending *answered(job *j, size_t *is, size_t *ie)
+{
+    size_t a, b, k;
+    char *id;
+    pending *p;
+    if (mcp_json_top_member(j->s, j->n, "method", &a, &b) != ENOENT ||
+        mcp_json_top_member(j->s, j->n, "id", is, ie))
+        return NULL;
+    k = *is;
+    if ((j->s[k] != '"' && j->s[k] != '-' && (j->s[k] < '0' || j->s[k] > '9')) ||
+        mcp_json_skip(j->s, *ie, &k) || k != *ie || !(id = id_key(j, *is, *ie)))
+        return NULL;
+    p = pend_find(j->rw, id);
+    free(id);
+    return p;
+}
+
+/* A line from the server the scanner cannot follow (WHY: nested deeper
+ * than MCP_JSON_DEPTH, or not JSON) that answers a tools/call: its size
+ * is judged by the policy as the answer's would be, and when over, the
+ * whole line is stored as text and the client gets an isError result
+ * naming it (result.c). Returns 1 when it was (V holds the verdict). */
+static int unparsed_answer(job *j, const char *why)
+{
+    size_t is, ie;
+    pending *p = answered(j, &is, &ie);
+    int done = 0;
+    if (!p)
+        return 0;
+    if (p->kind == REQ_CALL)
+        done = mcp_result_unparsed(j, p->tool, is, ie, why);
+    pend_drop(j->rw, p);
+    return done;
+}
+
 /* Notes a line that is not JSON. */
 static void malformed(job *j, const char *who, mcp_verdict *v)
 {
@@ -557,6 +596,8 @@ static void malformed(job *j, const char *who, mcp_verdict *v)
     al_buf_adds(&b, "'): passed through unchanged");
     al_buf_detach(&b, &v->note, NULL);
 }
+
+static int server_fn(job *j, const mcp_json_span *sp, int batch, char **out, size_t *outlen);
 
 /* Hands each message object of the line (the line itself, or the elements
  * of a batch) to FN with its members; notes a line that is not JSON. One
@@ -574,7 +615,11 @@ static int each_object(job *j, const char *who, mcp_verdict *v,
     if (s[pos] == '{') {
         if (mcp_json_members(s, j->n, pos, msg_names, M_COUNT, sp, &end) ||
             mcp_json_ws(s, j->n, end) != j->n) {
-            malformed(j, who, v);
+            size_t k = pos;
+            int rc = mcp_json_skip(s, j->n, &k);
+            if (fn != server_fn || !unparsed_answer(j, rc == E2BIG ? "it is nested deeper than "
+                                                    "the proxy follows" : "it is not valid JSON"))
+                malformed(j, who, v);
             return 0;
         }
         return fn(j, sp, 0, out, outlen);
@@ -625,4 +670,36 @@ int mcp_rewriter_server(mcp_rewriter *rw, char *line, size_t len, mcp_verdict *v
     memset(v, 0, sizeof *v);
     each_object(&j, "server", v, server_fn, NULL, NULL);
     return finish(&j, v);
+}
+
+int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, size_t len,
+                           uint64_t limit, char **out, size_t *outlen)
+{
+    job j = {.rw = rw, .s = head, .n = len};
+    size_t is, ie, a, b, k;
+    pending *p = NULL;
+    al_buf m = {0};
+    *out = NULL;
+    *outlen = 0;
+    if (from_client) { /* a request of the client's: refused, never sent on */
+        if (mcp_json_top_member(head, len, "method", &a, &b) ||
+            mcp_json_top_member(head, len, "id", &is, &ie))
+            return 0;
+        k = is;
+        if (mcp_json_skip(head, ie, &k) || k != ie || (head[is] != '"' && head[is] != '-' &&
+                                                      (head[is] < '0' || head[is] > '9')))
+            return 0;
+    } else if (!(p = answered(&j, &is, &ie))) {
+        return 0;
+    }
+    al_buf_adds(&m, "{\"jsonrpc\":\"2.0\",\"id\":");
+    al_buf_add(&m, head + is, ie - is);
+    al_buf_addf(&m, ",\"error\":{\"code\":%d,\"message\":\"agentlink mcp-proxy: %s is longer "
+                "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
+                "), and was dropped\"}}", from_client ? -32600 : -32603,
+                from_client ? "this request" : "the server's answer to this request",
+                (unsigned long long)limit);
+    if (p)
+        pend_drop(rw, p);
+    return al_buf_detach(&m, out, outlen) ? ENOMEM : 0;
 }
