@@ -7,7 +7,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG OFFLOADFS_STORE XDG_STATE_HOME
-SERVER="python3 $T_TOP/tests/mcp/mcp_server.py"
+# The interpreter itself, not a version manager's shim (seconds to start under load).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+SERVER="$PY $T_TOP/tests/mcp/mcp_server.py"
 ST=$T_TMP/store
 OUT=$T_TMP/out ERR=$T_TMP/err IN=$T_TMP/in
 export MCP_SERVER_LOG=$T_TMP/server.log
@@ -221,7 +223,6 @@ same "a 40 MiB message not rewritten passes byte for byte" "$OUT" "$T_TMP/big.js
 # proxy (under valgrind) takes over it, and so is an answer still due.
 # This server writes a notification in 40 pieces, one every 0.1 s, 4 s in
 # all, after reading its stdin's end (the client sent no request).
-PY=$(python3 -c 'import sys; print(sys.executable)') # not a shim: it starts at once
 python3 -c 'import json; print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "y" * 4000}}))' >"$T_TMP/slow.json"
 echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >"$IN"
 $AGENTLINK mcp-proxy --store "$ST" -- "$PY" -c '
@@ -287,7 +288,7 @@ t_rc "a server that cannot be run: 126" 126 $AGENTLINK mcp-proxy --store "$ST" -
 call 1 die '{"status":3}' >"$IN"
 proxy
 t_eq "a server that dies: its status" "$RC" 3
-has "... with a clear message" "$(cat "$ERR")" "the server 'python3' exited with status 3"
+has "... with a clear message" "$(cat "$ERR")" "the server '$PY' exited with status 3"
 call 1 kill '{"signal":9}' >"$IN"
 proxy
 t_eq "a server killed by SIGKILL: 137" "$RC" 137

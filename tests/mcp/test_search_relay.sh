@@ -8,7 +8,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG OFFLOADFS_STORE XDG_STATE_HOME
-SERVER="python3 $T_TOP/tests/mcp/mcp_server.py"
+# The interpreter itself, not a version manager's shim (seconds to start under load).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+SERVER="$PY $T_TOP/tests/mcp/mcp_server.py"
 ST=$T_TMP/store OUT=$T_TMP/out
 export MCP_SERVER_LOG=$T_TMP/server.log
 $AGENTLINK --store "$ST" init >/dev/null || { t_not_ok "agentlink init"; t_done; }
