@@ -28,6 +28,7 @@ static const char mcp_usage[] =
     "tools/call results over the offload policy go to the store; the client gets\n"
     "the pointer text in their place. tools/list gains the tool\n"
     "read_offloaded_result (unless --no-read-tool), answered by the proxy.\n"
+    "OFFLOADFS_MCP_MAX_MESSAGE: the largest message relayed (default 2G).\n"
     "Exit status: the server's (128+N when signal N ended it), 127 when COMMAND\n"
     "is not found, 126 when it cannot be run, 2 for bad usage.\n";
 

@@ -51,7 +51,11 @@
  * =======
  * - A rewriter is not thread-safe: one relay, one thread.
  * - Faults never lose a message: a line that is not JSON passes through
- *   (with a note to log); a store that cannot be written leaves the result
+ *   (with a note to log), unless it answers a tools/call and is over the
+ *   policy: then it is stored whole and answered by an isError result that
+ *   names it (the budget holds for every answer); a line over the maximum
+ *   message size (MCP_MAX_MESSAGE_DEFAULT) is dropped as it comes and its
+ *   request answered with a JSON-RPC error; a store that cannot be written leaves the result
  *   unchanged (with a note); only ENOMEM makes a function fail, and then
  *   the caller passes the line on unchanged.
  * - Memory: a message is scanned in place, never copied. A result that is
