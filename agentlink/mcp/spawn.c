@@ -36,27 +36,32 @@
 static const int relay_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, DEATH_SIGNAL};
 #define NSIGS (sizeof relay_sigs / sizeof relay_sigs[0])
 
-/* In the server's process: signals as a new program expects them, then
- * the server; on failure errno goes up ERRFD. */
-static void server_exec(int errfd, char *const *argv)
+/* In the server's process: IN and OUT as its stdin and stdout, signals as
+ * a new program expects them, then the server; on failure errno goes up
+ * ERRFD. */
+static void server_exec(int in, int out, int errfd, char *const *argv)
 {
     sigset_t none;
     int e;
+    if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+        goto fail;
     for (size_t i = 0; i < NSIGS; i++)
         signal(relay_sigs[i], SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execvp(argv[0], argv);
+fail:
     e = errno;
     (void)!write(errfd, &e, sizeof e);
     _exit(127);
 }
 
-/* Closes every close-on-exec descriptor but KEEP, as an exec would: the
- * supervisor does not exec, and must not hold the proxy's pipes (the server
- * would never see its stdin end), the store's files or the signal pipe.
- * Descriptors at or over the soft limit are a tool's (valgrind's), left. */
-static void close_cloexec(int keep)
+/* Closes every close-on-exec descriptor but KEEP[0..3), as an exec would:
+ * the supervisor does not exec, and must not hold the proxy's pipes (the
+ * server would never see its stdin end), the store's files or the signal
+ * pipe. Descriptors at or over the soft limit are a tool's (valgrind's),
+ * left. */
+static void close_cloexec(const int keep[3])
 {
     struct rlimit rl;
     DIR *d = opendir("/proc/self/fd");
@@ -69,7 +74,8 @@ static void close_cloexec(int keep)
         char *end;
         long fd = strtol(e->d_name, &end, 10);
         int fl;
-        if (*end || fd <= STDERR_FILENO || fd >= max || fd == keep || fd == dirfd(d))
+        if (*end || fd <= STDERR_FILENO || fd >= max || fd == keep[0] || fd == keep[1] ||
+            fd == keep[2] || fd == dirfd(d))
             continue;
         fl = fcntl((int)fd, F_GETFD);
         if (fl >= 0 && (fl & FD_CLOEXEC))
@@ -119,7 +125,7 @@ static void supervise(int in, int out, int errfd, char *const *argv, pid_t proxy
     sigset_t set;
     siginfo_t si;
     pid_t server;
-    int e, status;
+    int e, status, nul;
 
     for (size_t i = 0; i < NSIGS; i++)
         signal(relay_sigs[i], SIG_DFL);
@@ -129,17 +135,25 @@ static void supervise(int in, int out, int errfd, char *const *argv, pid_t proxy
         sigaddset(&set, relay_sigs[i]);
     sigdelset(&set, SIGPIPE);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, DEATH_SIGNAL) < 0 ||
-        dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+    if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, DEATH_SIGNAL) < 0)
         goto fail;
     if (getppid() != proxy) /* it died before the request took effect */
         _exit(127);
-    close_cloexec(errfd);
+    close_cloexec((const int[3]){in, out, errfd});
     if ((server = fork()) < 0)
         goto fail;
     if (server == 0)
-        server_exec(errfd, argv);
+        server_exec(in, out, errfd, argv);
+    /* The server's pipes are the server's alone: a copy here would keep its
+     * stdout open after it closed it. The client's stdin and stdout neither. */
+    close(in);
+    close(out);
     close(errfd);
+    if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+        dup2(nul, STDIN_FILENO);
+        dup2(nul, STDOUT_FILENO);
+        close(nul);
+    }
     for (;;) {
         if (sigwaitinfo(&set, &si) < 0)
             continue;
