@@ -353,7 +353,7 @@ t_eq "... quietly" "$(grep -v "$MW" "$ERR")" ""
 # stdout and stderr one pipe (2>&1), read slowly: the proxy must not make
 # that shared description non-blocking, or the server's stderr lines (and
 # the proxy's own log lines) are lost to EAGAIN.
-( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- python3 -c '
+( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- "$PY" -c '
 import sys
 sys.stdin.readline()
 for i in range(2000):
