@@ -374,7 +374,7 @@ echo '{"rules": 3}' >"$T_TMP/bad.json"
 t_rc "a refused config: 2" 2 $AGENTLINK mcp-proxy --config "$T_TMP/bad.json" -- cat
 t_rc "--help: 0" 0 $AGENTLINK mcp-proxy --help
 has "--help shows the usage" "$(cat "$T_TMP/out")" "-- COMMAND [ARG...]"
-$AGENTLINK --store "$ST" mcp-proxy -- python3 -c 'import sys; print(sys.argv[1:])' --store -x </dev/null >"$OUT" 2>"$ERR"
+$AGENTLINK --store "$ST" mcp-proxy -- "$PY" -c 'import sys; print(sys.argv[1:])' --store -x </dev/null >"$OUT" 2>"$ERR"
 t_eq "global options before the command; the server's own after --" "$(cat "$OUT")" "['--store', '-x']"
 
 t_done
