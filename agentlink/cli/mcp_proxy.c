@@ -28,6 +28,7 @@ static const char mcp_usage[] =
     "tools/call results over the offload policy go to the store; the client gets\n"
     "the pointer text in their place. tools/list gains the tool\n"
     "read_offloaded_result (unless --no-read-tool), answered by the proxy.\n"
+    "OFFLOADFS_MCP_MAX_MESSAGE: the largest message relayed (default 2G).\n"
     "Exit status: the server's (128+N when signal N ended it), 127 when COMMAND\n"
     "is not found, 126 when it cannot be run, 2 for bad usage.\n";
 
@@ -91,6 +92,8 @@ int cmd_mcp_proxy(int argc, char **argv)
     mcp_rewriter *rw = NULL;
     al_settings set = {0};
     char *err = NULL;
+    const char *env_max;
+    uint64_t max_message = 0;
 
     stdio_fill();
     opterr = 0;
@@ -132,6 +135,12 @@ int cmd_mcp_proxy(int argc, char **argv)
         return mcp_usage_error("no server command given: agentlink mcp-proxy [OPTIONS] -- "
                                "COMMAND [ARG...]", NULL);
 
+    env_max = getenv(MCP_MAX_MESSAGE_ENV);
+    if (env_max && *env_max && (al_size_parse(env_max, &max_message) || max_message == 0)) {
+        fprintf(stderr, "agentlink: mcp-proxy: %s '%s' is not a size: bytes, or a number "
+                "with K, M or G\n", MCP_MAX_MESSAGE_ENV, env_max);
+        return 2;
+    }
     rc = al_policy_load(&pol, config, &err);
     if (rc == AL_ECONFIG) {
         fprintf(stderr, "agentlink: mcp-proxy: %s\n", err ? err : "config refused");
@@ -168,7 +177,7 @@ int cmd_mcp_proxy(int argc, char **argv)
         goto cleanup;
     }
     {
-        mcp_relay_opts o = {argv + optind, rw, STDIN_FILENO, STDOUT_FILENO};
+        mcp_relay_opts o = {argv + optind, rw, STDIN_FILENO, STDOUT_FILENO, max_message};
         ex = mcp_relay_run(&o);
     }
 cleanup:

@@ -13,7 +13,9 @@
 
 #include <stddef.h>
 
-enum { REQ_CALL = 1, REQ_LIST = 2 };
+/* REQ_OTHER: any other request of the client, remembered only so that the
+ * relay knows answers are still due (mcp_rewriter_awaited()). */
+enum { REQ_CALL = 1, REQ_LIST = 2, REQ_OTHER = 3 };
 
 typedef struct pending {
     char *id;   /* the id by value: "s" + string, or "n" + number text */
@@ -38,15 +40,17 @@ struct mcp_rewriter {
     unsigned long long seq; /* results stored so far in this session */
     pending *pend;
     size_t npend, cappend;
+    size_t nother;      /* of them, REQ_OTHER */
     task_tool *tasks;   /* the last MCP_TASKS_KEPT tasks created, oldest first */
     size_t ntasks;
     unsigned searching; /* read tool answers whose search runs */
 };
 
 
-/* Tasks whose tool is remembered (for tasks/result); older ones are judged
- * under the tool name "task". */
-#define MCP_TASKS_KEPT 64u
+/* Tasks whose tool is remembered (for tasks/result); the result of an
+ * older one, as of a task no tools/call of this session created, passes
+ * unchanged (with a note). */
+#define MCP_TASKS_KEPT 1024u
 
 /* One replacement of the byte range [start, end) by TEXT. */
 typedef struct edit {
@@ -102,5 +106,13 @@ void mcp_job_restore(job *j);
  * as another when the answer is still over (mcp.h). *TASK (yours, else
  * NULL) gets the taskId when the result creates a task. */
 void mcp_result_rewrite(job *j, const char *tool, size_t rs, char **task);
+
+/* Stores the whole message (result.c), a line the scanner could not follow
+ * (WHY says why, as words after "it") answering a tools/call of TOOL whose
+ * id token is [IS, IE), when its size is over the policy for TOOL; the
+ * message becomes an isError result with the pointer text. Returns 1 when
+ * it did so, 0 when the line passes as it is (within the policy, or the
+ * store failed: a note says why). */
+int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const char *why);
 
 #endif

@@ -633,3 +633,74 @@ void mcp_json_string_encode_back(char *s, size_t dlen, size_t n)
     }
     s[--w] = '"';
 }
+
+/* ---- the top level of a message the scanner cannot follow ---------------- */
+/* Skips the value at s[*pos] without checking what is inside it: a string
+ * token, or an object or array by counting brackets (outside strings) to
+ * any depth, or a bare word. EINVAL when S ends first. */
+static int skip_shallow(const char *s, size_t n, size_t *pos)
+{
+    size_t i = *pos, depth = 0;
+    if (i >= n)
+        return EINVAL;
+    if (s[i] != '{' && s[i] != '[' && s[i] != '"') {
+        while (i < n && !strchr(",}] \t\r\n", s[i]))
+            i++;
+        if (i == n)
+            return EINVAL;
+        *pos = i;
+        return 0;
+    }
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') {
+            if (skip_string(s, n, &i))
+                return EINVAL;
+            if (depth == 0)
+                break;
+            continue;
+        }
+        if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && --depth == 0) {
+            i++;
+            break;
+        }
+        i++;
+    }
+    if (depth != 0 || i > n)
+        return EINVAL;
+    *pos = i;
+    return 0;
+}
+
+int mcp_json_top_member(const char *s, size_t n, const char *name, size_t *vs, size_t *ve)
+{
+    size_t pos = mcp_json_ws(s, n, 0), ks, ke, a;
+    int found = 0;
+    if (pos >= n || s[pos] != '{')
+        return EINVAL;
+    pos = mcp_json_ws(s, n, pos + 1);
+    while (pos < n && s[pos] == '"') {
+        ks = pos;
+        if (skip_string(s, n, &pos))
+            break;
+        ke = pos;
+        pos = mcp_json_ws(s, n, pos);
+        if (pos >= n || s[pos] != ':')
+            break;
+        a = pos = mcp_json_ws(s, n, pos + 1);
+        if (skip_shallow(s, n, &pos))
+            break;
+        if (mcp_json_string_is(s + ks, ke - ks, name)) {
+            *vs = a;
+            *ve = pos;
+            found = 1;
+        }
+        pos = mcp_json_ws(s, n, pos);
+        if (pos >= n || s[pos] != ',')
+            break;
+        pos = mcp_json_ws(s, n, pos + 1);
+    }
+    return found ? 0 : ENOENT;
+}

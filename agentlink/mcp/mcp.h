@@ -51,7 +51,11 @@
  * =======
  * - A rewriter is not thread-safe: one relay, one thread.
  * - Faults never lose a message: a line that is not JSON passes through
- *   (with a note to log); a store that cannot be written leaves the result
+ *   (with a note to log), unless it answers a tools/call and is over the
+ *   policy: then it is stored whole and answered by an isError result that
+ *   names it (the budget holds for every answer); a line over the maximum
+ *   message size (MCP_MAX_MESSAGE_DEFAULT) is dropped as it comes and its
+ *   request answered with a JSON-RPC error; a store that cannot be written leaves the result
  *   unchanged (with a note); only ENOMEM makes a function fail, and then
  *   the caller passes the line on unchanged.
  * - Memory: a message is scanned in place, never copied. A result that is
@@ -117,6 +121,16 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
  * ENOENT (no such member) or EINVAL (not an object, or malformed). */
 int mcp_json_member(const char *s, size_t n, size_t pos, const char *name, size_t *vs,
                     size_t *ve);
+
+/* Finds member NAME at the top level of the object S (N bytes) without
+ * following what lies inside the values: nested ones are skipped by
+ * counting brackets, to any depth, and S may be cut short (the start of a
+ * line over the size limit). For a message the strict scanner refuses
+ * (nested deeper than MCP_JSON_DEPTH, or cut): its "id", its "method".
+ * The last complete member of that name wins; [*VS, *VE) is its value,
+ * not checked (check it before use). Returns 0, ENOENT (none before S
+ * ends or stops being an object) or EINVAL (S is not an object). */
+int mcp_json_top_member(const char *s, size_t n, const char *name, size_t *vs, size_t *ve);
 
 /* A value's bytes: [start, end); end 0 when absent. */
 typedef struct mcp_json_span {
@@ -273,6 +287,30 @@ void mcp_verdict_release(mcp_verdict *v);
 /* Requests (tools/call, tools/list) still waiting for their answer. */
 size_t mcp_rewriter_pending(const mcp_rewriter *rw);
 
+/* Requests of the client of any method still waiting for their answer
+ * from the server (those above included; the read tool's, answered by the
+ * proxy, not). The relay waits for them when the client closes its input. */
+size_t mcp_rewriter_awaited(const mcp_rewriter *rw);
+
+/* The largest message (line, its newline excluded) the relay takes, by
+ * default, and the environment variable that sets another (bytes, or with
+ * K, M or G). A line longer is dropped as it comes (its rest skipped up to
+ * its newline), so the relay's memory stays bounded; see
+ * mcp_rewriter_oversized(). */
+#define MCP_MAX_MESSAGE_DEFAULT ((uint64_t)2 << 30)
+#define MCP_MAX_MESSAGE_ENV "OFFLOADFS_MCP_MAX_MESSAGE"
+
+/* What to say for a message over the size limit LIMIT, dropped, of which
+ * the first LEN bytes at HEAD were read: from the client (FROM_CLIENT), a
+ * request is answered with a JSON-RPC error (-32600) naming the limit;
+ * from the server, an answer to a request of the client's becomes that
+ * error (-32603) with the request's id, and the request is forgotten. Both
+ * go to the client: *OUT (yours, no newline), *OUTLEN. Anything else (a
+ * notification, a request of the server's, an id not found in HEAD) gets
+ * nothing: *OUT NULL. Returns 0 or ENOMEM. */
+int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, size_t len,
+                           uint64_t limit, char **out, size_t *outlen);
+
 /* The read tool's name. */
 #define MCP_READ_TOOL "read_offloaded_result"
 /* Lines the read tool returns when the call gives no "limit". */
@@ -407,6 +445,7 @@ typedef struct mcp_relay_opts {
     char *const *argv;  /* the server's command line, argv[0] looked up in PATH */
     mcp_rewriter *rw;   /* the rewriter (borrowed) */
     int in_fd, out_fd;  /* the client's side: normally 0 and 1 */
+    uint64_t max_message; /* the largest message taken, bytes (0: MCP_MAX_MESSAGE_DEFAULT) */
 } mcp_relay_opts;
 
 /* Runs the server, relays the session until the server has exited and its
@@ -417,15 +456,37 @@ typedef struct mcp_relay_opts {
  * every signal the relay sends goes to that whole group: SIGINT, SIGTERM
  * and SIGHUP received are sent on to it; the client closing its side
  * closes the server's stdin, and the relay waits for the server to exit
- * (MCP "Lifecycle", stdio shutdown): when it has not exited
- * MCP_TERM_AFTER_MS later the group gets SIGTERM, and SIGKILL
- * MCP_KILL_AFTER_MS after that. What it writes meanwhile is relayed. Once
+ * (MCP "Lifecycle", stdio shutdown): when it has not exited once it has
+ * been quiet for MCP_TERM_AFTER_MS (MCP_ANSWER_WAIT_MS while requests the
+ * client sent are still to be answered), the group gets SIGTERM, and
+ * SIGKILL MCP_KILL_AFTER_MS after that. Quiet: the relay waited for its
+ * output with nothing of it in hand (time spent rewriting, or waiting for
+ * the client to read, does not count), so an answer still in flight is
+ * relayed whole. What it writes meanwhile is relayed. Once
  * the server has exited, what is left of its group is stopped
  * (mcp_group_stop) before this returns: no process the server started
  * outlives the proxy unless it left the group (setsid, setpgid). */
 #define MCP_TERM_AFTER_MS 3000
+#define MCP_ANSWER_WAIT_MS 30000
 #define MCP_KILL_AFTER_MS 3000
 int mcp_relay_run(const mcp_relay_opts *o);
+
+/* ---- Starting the server (spawn.c) ------------------------------------- */
+/* Starts ARGV (argv[0] looked up in PATH) under a supervisor: a child of
+ * the proxy that leads a new process group (its pid, *PID), asks for a
+ * signal when the proxy dies (PR_SET_PDEATHSIG), and forks the server into
+ * that group. When the server ends, the supervisor ends the same way (its
+ * exit status, or the same signal), so waiting for *PID waits for the
+ * server; signals sent to the group reach the server and are ignored by
+ * the supervisor. When the proxy dies first (even of SIGKILL), the
+ * supervisor stops the whole group as mcp_group_stop() does and exits:
+ * nothing the server started outlives the proxy unless it left the group.
+ * *TO_SERVER (the server's stdin) and *FROM_SERVER (its stdout) are the
+ * proxy's ends of two pipes, close-on-exec (yours). Returns 0, or the
+ * errno of the failed start (ENOENT: no such program; then nothing runs
+ * and *PID is 0). Only async-signal-safe work in the children before the
+ * server's exec, but for reading /proc (the proxy is single-threaded). */
+int mcp_spawn(char *const *argv, pid_t *pid, int *to_server, int *from_server);
 
 /* ---- The server's process group (group.c) ----------------------------- */
 /* 1 when a process other than LEADER runs in process group PG (zombies

@@ -30,7 +30,8 @@
 #define CHUNK 65536u
 /* After a big message, a buffer over this size is given back. */
 #define KEEP_CAP (4u * CHUNK)
-/* How long output the server left open is read after it exited. */
+/* How long the server's output, left open by what it started, is read
+ * after it exited: milliseconds of silence (see loop()). */
 #define GRACE_MS 2000
 /* The client's stdout stays blocking: O_NONBLOCK is a flag of the open
  * file description, shared with whoever else holds it (our stderr and the
@@ -57,11 +58,13 @@ typedef struct side {
     int dead;                /* OUT failed: what comes is dropped */
     int gated;               /* OUT is blocking: write only what poll() allows */
     int unended;             /* the last message written had no newline */
+    int skipping;            /* a line over the limit: drop up to its newline */
 } side;
 
 typedef struct relay {
     mcp_rewriter *rw;
     const char *cmd;
+    uint64_t max;            /* the largest message taken (mcp_relay_opts) */
     side c2s, s2c;
     al_buf answers;          /* read tool answers for the client */
     size_t answers_off;      /* of answers, bytes written */
@@ -71,7 +74,11 @@ typedef struct relay {
                                 another process group while we signal it */
     int sigfd;               /* the signal pipe's read end */
     int client_closed;       /* the client closed stdin */
+    int heard;               /* bytes came from the server since the last poll */
+    long quiet_since;        /* since when the proxy waits for the server with
+                                nothing in hand (ms_now()), or -1 */
     int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
+    long term_at;            /* when SIGTERM was sent (ms_now()) */
     int sent;                /* the last signal the proxy sent the server, or 0 */
     mcp_later **later;       /* read tool answers whose search runs */
     size_t nlater, caplater;
@@ -161,76 +168,16 @@ static void signals_drain(relay *r)
 }
 
 /* ---- the server ----------------------------------------------------------- */
-/* In the child: the pipes as stdin and stdout, signals as a new program
- * expects them, then the server; on failure errno goes up ERRFD. Only
- * async-signal-safe calls between fork and exec. */
-static void child_exec(int in, int out, int errfd, char *const *argv)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
-    sigset_t none;
-    int e;
-    /* A group of its own, which stopping the server stops whole. */
-    if (setpgid(0, 0) < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
-        goto fail;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        signal(sigs[i], SIG_DFL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execvp(argv[0], argv);
-fail:
-    e = errno;
-    (void)!write(errfd, &e, sizeof e);
-    _exit(127);
-}
-
-/* Starts the server. fork and exec rather than posix_spawn: the exec's
- * errno comes back through a close-on-exec pipe everywhere (posix_spawnp
- * reports it only on some libcs, and not under valgrind). Returns 0 or
- * the errno of the failed start. */
+/* Starts the server (spawn.c). Returns 0 or the errno of the failed start. */
 static int spawn(relay *r, char *const *argv)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1}, rc = 0, e = 0;
-    ssize_t n;
-
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-        rc = errno;
-        goto done;
-    }
-    r->child = fork();
-    if (r->child < 0) {
-        rc = errno;
-        goto done;
-    }
-    if (r->child == 0)
-        child_exec(in[0], out[1], ep[1], argv);
-    /* Also here: no signal sent to the group before the child ran may miss
-     * it (EACCES once it has exec'd: it did it itself). */
-    setpgid(r->child, r->child);
-    close(ep[1]);
-    ep[1] = -1;
-    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
-        ;
-    if (n == (ssize_t)sizeof e) { /* exec failed: the child is gone */
-        rc = e ? e : ENOEXEC;
-        while (waitpid(r->child, NULL, 0) < 0 && errno == EINTR)
-            ;
-        r->child = 0;
-        goto done;
-    }
-    r->c2s.out = in[1];
-    r->s2c.in = out[0];
-    in[1] = out[0] = -1;
+    int to = -1, from = -1, rc = mcp_spawn(argv, &r->child, &to, &from);
+    if (rc)
+        return rc;
+    r->c2s.out = to;
+    r->s2c.in = from;
     fcntl(r->c2s.out, F_SETFL, fcntl(r->c2s.out, F_GETFL) | O_NONBLOCK);
-done:
-    for (int i = 0; i < 2; i++) {
-        if (in[i] >= 0)
-            close(in[i]);
-        if (out[i] >= 0)
-            close(out[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
-    return rc;
+    return 0;
 }
 
 /* ---- one direction --------------------------------------------------------- */
@@ -456,9 +403,51 @@ static void side_take(relay *r, side *d, size_t ll, int nl)
     mcp_verdict_release(&v);
 }
 
+/* D's line (its first LL bytes read, ENDED when its newline follows them)
+ * is over the limit: it is dropped, and the rest of it as it comes
+ * (SKIPPING); the client gets a JSON-RPC error in its place when its start
+ * names a request (mcp.h). */
+static void side_oversize(relay *r, side *d, size_t ll, int ended)
+{
+    char *out = NULL;
+    size_t outlen = 0;
+    if (mcp_rewriter_oversized(r->rw, d->from_client, d->buf + d->start, ll, r->max, &out,
+                               &outlen))
+        logf_("out of memory answering a message over the size limit");
+    logf_("a message from the %s is longer than the maximum message size, %llu bytes (%s): "
+          "dropped up to its newline%s", d->from_client ? "client" : "server",
+          (unsigned long long)r->max, MCP_MAX_MESSAGE_ENV,
+          out ? "; the client gets a JSON-RPC error with its id instead" : "");
+    if (out)
+        answer_queue(r, out, outlen);
+    free(out);
+    ll += (size_t)ended;
+    d->start += ll;
+    d->len -= ll;
+    if (d->len == 0)
+        d->start = 0;
+    d->scanned = 0;
+    d->skipping = !ended;
+}
+
+/* In SKIPPING: drops D's bytes up to and with the next newline. */
+static void side_skip(side *d)
+{
+    char *p = d->buf + d->start, *nl = memchr(p, '\n', d->len);
+    size_t drop = nl ? (size_t)(nl - p) + 1 : d->len;
+    d->start += drop;
+    d->len -= drop;
+    if (d->len == 0)
+        d->start = 0;
+    d->scanned = 0;
+    d->skipping = nl == NULL;
+}
+
 /* Turns complete lines into messages while D has nothing in flight. */
 static void side_pump(relay *r, side *d)
 {
+    if (d->skipping && d->len > 0 && !d->op)
+        side_skip(d);
     if (d->dead) { /* nowhere to send it: drop what was read, unread */
         if (d->op)
             side_done(d);
@@ -475,11 +464,18 @@ static void side_pump(relay *r, side *d)
         char *nl = memchr(p + d->scanned, '\n', d->len - d->scanned);
         if (!nl) {
             d->scanned = d->len;
+            if (d->len > r->max) {
+                side_oversize(r, d, d->len, 0);
+                return;
+            }
             if (!d->eof)
                 return;
             logf_("the %s's last message has no newline (%zu bytes): passed through",
                   d->from_client ? "client" : "server", d->len);
             side_take(r, d, d->len, 0);
+        } else if ((size_t)(nl - p) > r->max) {
+            side_oversize(r, d, (size_t)(nl - p), 1); /* it ended in the read that crossed it */
+            continue;
         } else {
             side_take(r, d, (size_t)(nl - p), 1);
         }
@@ -547,19 +543,28 @@ static void maybe_close_child_in(relay *r)
 }
 
 /* The server did not exit after its stdin closed: SIGTERM, then SIGKILL,
- * to its whole process group (mcp.h). Returns the poll timeout until the
- * next step, or -1. */
-static int stop_server(relay *r, long closed_at)
+ * to its whole process group (mcp.h). SIGTERM comes once the server has
+ * been quiet since its stdin closed for MCP_TERM_AFTER_MS, or for
+ * MCP_ANSWER_WAIT_MS while answers to the client's requests are due: a
+ * server still writing (an answer in flight), or still to answer, is not
+ * cut, and time the proxy spends rewriting or waiting for the client to
+ * read is not the server's. SIGKILL follows MCP_KILL_AFTER_MS after
+ * SIGTERM. NOW is ms_now(). Returns the poll timeout until the next step,
+ * or -1. */
+static int stop_server(relay *r, long closed_at, long now)
 {
-    long waited = ms_now() - closed_at;
-    if (r->stop_step == 0 && waited >= MCP_TERM_AFTER_MS) {
-        logf_("the server '%s' did not exit %d ms after its stdin closed: sending SIGTERM",
-              r->cmd, MCP_TERM_AFTER_MS);
+    long quiet = now - (r->quiet_since > closed_at ? r->quiet_since : closed_at);
+    int due = mcp_rewriter_awaited(r->rw) > 0;
+    long wait = due ? MCP_ANSWER_WAIT_MS : MCP_TERM_AFTER_MS;
+    if (r->stop_step == 0 && quiet >= wait) {
+        logf_("the server '%s' did not exit %ld ms after its stdin closed%s: sending SIGTERM",
+              r->cmd, quiet, due ? ", nor answer the requests still due" : "");
         r->sent = SIGTERM;
         kill(-r->child, SIGTERM);
         r->stop_step = 1;
+        r->term_at = now;
     }
-    if (r->stop_step == 1 && waited >= MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS) {
+    if (r->stop_step == 1 && now - r->term_at >= MCP_KILL_AFTER_MS) {
         logf_("the server '%s' did not exit %d ms after SIGTERM: sending SIGKILL", r->cmd,
               MCP_KILL_AFTER_MS);
         r->sent = SIGKILL;
@@ -568,13 +573,13 @@ static int stop_server(relay *r, long closed_at)
     }
     if (r->stop_step == 2)
         return -1;
-    return (int)((r->stop_step == 0 ? MCP_TERM_AFTER_MS : MCP_TERM_AFTER_MS + MCP_KILL_AFTER_MS)
-                 - waited);
+    return (int)(r->stop_step == 0 ? wait - quiet
+                                   : MCP_KILL_AFTER_MS - (now - r->term_at)) + 1;
 }
 
 static void loop(relay *r)
 {
-    long reaped_at = -1, closed_at = -1;
+    long reaped_at = -1, closed_at = -1, now;
     for (;;) {
         struct pollfd pf[5 + MCP_SEARCHES];
         int npf = 0, ic = -1, oc = -1, is = -1, os = -1, timeout = -1, lt, fl = -1;
@@ -591,23 +596,8 @@ static void loop(relay *r)
             r->c2s.len = r->c2s.start = r->c2s.scanned = 0;
         }
         maybe_close_child_in(r);
-        if (r->reaped && reaped_at < 0)
-            reaped_at = ms_now();
-        if (r->c2s.out < 0 && closed_at < 0)
-            closed_at = ms_now();
-        if (!r->reaped && closed_at >= 0)
-            timeout = stop_server(r, closed_at);
         if (finished(r))
             return;
-        if (r->reaped) {
-            long left = GRACE_MS - (ms_now() - reaped_at);
-            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
-                return; /* something else holds the server's stdout open */
-            timeout = left > 0 ? (int)left : 100;
-        }
-        lt = later_timeout(r);
-        if (lt >= 0 && (timeout < 0 || lt < timeout))
-            timeout = lt;
 
         pf[npf] = (struct pollfd){r->sigfd, POLLIN, 0};
         npf++;
@@ -630,6 +620,30 @@ static void loop(relay *r)
         fl = npf; /* the searches: their pipes hang up when they end */
         for (size_t i = 0; i < r->nlater; i++)
             pf[npf++] = (struct pollfd){mcp_later_fd(r->later[i]), POLLIN, 0};
+
+        /* The server's silence is counted only while the proxy waits for it
+         * with nothing of its in hand: from the last bytes it wrote, or from
+         * when the proxy last delivered or rewrote something of it. */
+        now = ms_now();
+        if (r->heard || r->s2c.op || r->quiet_since < 0)
+            r->quiet_since = now;
+        r->heard = 0;
+        if (r->reaped && reaped_at < 0)
+            reaped_at = now;
+        if (r->c2s.out < 0 && closed_at < 0)
+            closed_at = now;
+        if (!r->reaped && closed_at >= 0)
+            timeout = stop_server(r, closed_at, now);
+        if (r->reaped) { /* what it started may hold its stdout open */
+            long quiet = now - (r->quiet_since > reaped_at ? r->quiet_since : reaped_at);
+            long left = GRACE_MS - quiet;
+            if (left <= 0 && !r->s2c.op && r->answers.len == 0 && r->nlater == 0)
+                return;
+            timeout = left > 0 ? (int)left + 1 : 100;
+        }
+        lt = later_timeout(r);
+        if (lt >= 0 && (timeout < 0 || lt < timeout))
+            timeout = lt;
         if (poll(pf, (nfds_t)npf, timeout) < 0) {
             if (errno != EINTR) {
                 logf_("poll: %s", strerror(errno));
@@ -646,8 +660,11 @@ static void loop(relay *r)
             }
         }
         if (is >= 0 && pf[is].revents) {
-            if (side_read(&r->s2c) == 0)
+            ssize_t got = side_read(&r->s2c);
+            if (got == 0)
                 r->s2c.eof = 1;
+            else if (got > 0 && !r->s2c.dead) /* for the client: it still reads */
+                r->heard = 1;
         }
         if (oc >= 0 && pf[oc].revents)
             side_write(&r->c2s);
@@ -670,9 +687,10 @@ static const char *signame(int sig)
 
 int mcp_relay_run(const mcp_relay_opts *o)
 {
-    relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1};
+    relay r = {.rw = o->rw, .cmd = o->argv[0], .sigfd = -1, .quiet_since = -1};
     int rc, ex;
 
+    r.max = o->max_message ? o->max_message : MCP_MAX_MESSAGE_DEFAULT;
     r.c2s = (side){.in = o->in_fd, .out = -1, .from_client = 1};
     r.s2c = (side){.in = -1, .out = o->out_fd, .from_client = 0, .gated = 1};
     if ((rc = signals_setup(&r))) {

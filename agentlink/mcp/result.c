@@ -388,3 +388,43 @@ cleanup:
     free(ptr);
     free(extra);
 }
+
+int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const char *why)
+{
+    uint64_t limit = 0;
+    int kind = 0;
+    char *ptr = NULL, *msg = NULL, *extra = NULL;
+    size_t plen = 0, len = 0;
+    al_buf b = {0};
+
+    al_policy_decide(j->rw->pol, tool, "", 0, &kind, &limit);
+    if (kind == AL_OFFLOAD_NEVER ||
+        !over(kind, limit, measure(kind, j->n, kind == AL_OFFLOAD_OVER_BYTES
+                                                   ? 0 : chars_of(j->s, j->n))))
+        return 0;
+    al_buf_addf(&b, "\nThe server's answer to this call of '%s' could not be read: %s (%zu "
+                "bytes). It is stored above whole, as the server sent it (a JSON-RPC message), "
+                "in place of the result.", tool, why, j->n);
+    if (al_buf_detach(&b, &extra, NULL)) {
+        j->nomem = 1;
+        return 0;
+    }
+    if (store_text(j, tool, j->s, j->n, extra, &ptr, &plen)) {
+        free(extra);
+        return 0;
+    }
+    al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    al_buf_add(&b, j->s + is, ie - is);
+    al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    mcp_json_string_encode(&b, ptr, plen);
+    al_buf_adds(&b, "}],\"isError\":true}}");
+    if (al_buf_detach(&b, &msg, &len) == 0)
+        mcp_job_edit(j, 0, j->n, msg, len);
+    else
+        j->nomem = 1;
+    mcp_job_note(j, "the answer to a call of '%s' could not be read (%s, %zu bytes): stored "
+                 "whole as text, the client gets an isError result naming it", tool, why, j->n);
+    free(ptr);
+    free(extra);
+    return !j->nomem;
+}

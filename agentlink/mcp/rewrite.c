@@ -66,6 +66,7 @@ static pending *pend_find(mcp_rewriter *rw, const char *id)
 
 static void pend_drop(mcp_rewriter *rw, pending *p)
 {
+    rw->nother -= p->kind == REQ_OTHER;
     free(p->id);
     free(p->tool);
     *p = rw->pend[--rw->npend];
@@ -91,9 +92,15 @@ static void pend_add(job *j, char *id, int kind, char *tool)
         rw->cappend = cap;
     }
     rw->pend[rw->npend++] = (pending){id, kind, tool};
+    rw->nother += kind == REQ_OTHER;
 }
 
 size_t mcp_rewriter_pending(const mcp_rewriter *rw)
+{
+    return rw ? rw->npend - rw->nother : 0;
+}
+
+size_t mcp_rewriter_awaited(const mcp_rewriter *rw)
 {
     return rw ? rw->npend : 0;
 }
@@ -259,7 +266,7 @@ static void task_add(mcp_rewriter *rw, char *task, const char *tool)
     char *t = strdup(tool);
     if (!t) {
         free(task);
-        return; /* its result is judged under "task" */
+        return; /* its result will pass unchanged */
     }
     if (!rw->tasks && !(rw->tasks = calloc(MCP_TASKS_KEPT, sizeof *rw->tasks))) {
         free(task);
@@ -276,17 +283,20 @@ static void task_add(mcp_rewriter *rw, char *task, const char *tool)
 }
 
 /* The tool whose result the task at [vs, ve) (a taskId token) holds, as a
- * copy (yours; "task" when unknown), or NULL (no memory). */
+ * copy (yours), or NULL: no tools/call of this session created that task
+ * (or it is older than the last MCP_TASKS_KEPT), or no memory (NOMEM). */
 static char *task_tool_of(job *j, size_t vs, size_t ve)
 {
     mcp_rewriter *rw = j->rw;
-    char *id = mcp_job_dup_string(j, vs, ve);
-    const char *tool = "task";
-    for (size_t i = 0; id && i < rw->ntasks; i++)
-        if (strcmp(rw->tasks[i].task, id) == 0)
-            tool = rw->tasks[i].tool;
+    char *id = mcp_job_dup_string(j, vs, ve), *tool = NULL;
+    for (size_t i = rw->ntasks; id && i-- > 0;)
+        if (strcmp(rw->tasks[i].task, id) == 0) {
+            if (!(tool = strdup(rw->tasks[i].tool)))
+                j->nomem = 1;
+            break;
+        }
     free(id);
-    return strdup(tool);
+    return tool;
 }
 
 /* ---- messages ---------------------------------------------------------------- */
@@ -471,19 +481,27 @@ static int client_object(job *j, const mcp_json_span *sp, int batch, char **out,
     }
     if (mcp_json_string_is(s + ms, me - ms, "tasks/result")) {
         size_t a, b;
+        tool = NULL;
         if (pe && s[ps] == '{' && mcp_json_member(s, j->n, ps, "taskId", &a, &b) == 0 &&
-            s[a] == '"' && (tool = task_tool_of(j, a, b))) {
-            if ((id = id_key(j, is, ie)))
-                pend_add(j, id, REQ_CALL, tool);
-            else
-                free(tool);
-        }
+            s[a] == '"' && !(tool = task_tool_of(j, a, b)) && !j->nomem)
+            mcp_job_note(j, "tasks/result of a task no tools/call of this session created "
+                         "(or older than the last %u): its answer passes unchanged",
+                         MCP_TASKS_KEPT);
+        /* Only a task a tools/call made is judged, under that call's tool;
+         * any other's answer is just due. */
+        if ((id = id_key(j, is, ie)))
+            pend_add(j, id, tool ? REQ_CALL : REQ_OTHER, tool);
+        else
+            free(tool);
         return 0;
     }
     if (!mcp_json_string_is(s + ms, me - ms, "tools/call") || !pe || s[ps] != '{' ||
         mcp_json_members(s, j->n, ps, call_names, 2, ap, NULL) || !ap[0].end ||
-        !(tool = mcp_job_dup_string(j, ap[0].start, ap[0].end)))
+        !(tool = mcp_job_dup_string(j, ap[0].start, ap[0].end))) {
+        if ((id = id_key(j, is, ie))) /* another request: its answer is due */
+            pend_add(j, id, REQ_OTHER, NULL);
         return 0;
+    }
     /* Matched on the JSON token, not the C string: a name with a NUL
      * ("read_offloaded_result\u0000x") is not the read tool but the
      * server's to answer. */
@@ -528,6 +546,45 @@ static int finish(job *j, mcp_verdict *v)
     return 0;
 }
 
+/* The pending request the message S (N bytes, maybe cut, maybe nested too
+ * deep to scan) answers, found by its top-level "id" (mcp_json_top_member),
+ * or NULL: a request or notification itself, no id, or not one of ours.
+ * *IS, *IE get the id's token. */
+static pending *answered(job *j, size_t *is, size_t *ie)
+{
+    size_t a, b, k;
+    char *id;
+    pending *p;
+    if (mcp_json_top_member(j->s, j->n, "method", &a, &b) != ENOENT ||
+        mcp_json_top_member(j->s, j->n, "id", is, ie))
+        return NULL;
+    k = *is;
+    if ((j->s[k] != '"' && j->s[k] != '-' && (j->s[k] < '0' || j->s[k] > '9')) ||
+        mcp_json_skip(j->s, *ie, &k) || k != *ie || !(id = id_key(j, *is, *ie)))
+        return NULL;
+    p = pend_find(j->rw, id);
+    free(id);
+    return p;
+}
+
+/* A line from the server the scanner cannot follow (WHY: nested deeper
+ * than MCP_JSON_DEPTH, or not JSON) that answers a tools/call: its size
+ * is judged by the policy as the answer's would be, and when over, the
+ * whole line is stored as text and the client gets an isError result
+ * naming it (result.c). Returns 1 when it was (V holds the verdict). */
+static int unparsed_answer(job *j, const char *why)
+{
+    size_t is, ie;
+    pending *p = answered(j, &is, &ie);
+    int done = 0;
+    if (!p)
+        return 0;
+    if (p->kind == REQ_CALL)
+        done = mcp_result_unparsed(j, p->tool, is, ie, why);
+    pend_drop(j->rw, p);
+    return done;
+}
+
 /* Notes a line that is not JSON. */
 static void malformed(job *j, const char *who, mcp_verdict *v)
 {
@@ -539,6 +596,8 @@ static void malformed(job *j, const char *who, mcp_verdict *v)
     al_buf_adds(&b, "'): passed through unchanged");
     al_buf_detach(&b, &v->note, NULL);
 }
+
+static int server_fn(job *j, const mcp_json_span *sp, int batch, char **out, size_t *outlen);
 
 /* Hands each message object of the line (the line itself, or the elements
  * of a batch) to FN with its members; notes a line that is not JSON. One
@@ -556,7 +615,11 @@ static int each_object(job *j, const char *who, mcp_verdict *v,
     if (s[pos] == '{') {
         if (mcp_json_members(s, j->n, pos, msg_names, M_COUNT, sp, &end) ||
             mcp_json_ws(s, j->n, end) != j->n) {
-            malformed(j, who, v);
+            size_t k = pos;
+            int rc = mcp_json_skip(s, j->n, &k);
+            if (fn != server_fn || !unparsed_answer(j, rc == E2BIG ? "it is nested deeper than "
+                                                    "the proxy follows" : "it is not valid JSON"))
+                malformed(j, who, v);
             return 0;
         }
         return fn(j, sp, 0, out, outlen);
@@ -607,4 +670,36 @@ int mcp_rewriter_server(mcp_rewriter *rw, char *line, size_t len, mcp_verdict *v
     memset(v, 0, sizeof *v);
     each_object(&j, "server", v, server_fn, NULL, NULL);
     return finish(&j, v);
+}
+
+int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, size_t len,
+                           uint64_t limit, char **out, size_t *outlen)
+{
+    job j = {.rw = rw, .s = head, .n = len};
+    size_t is, ie, a, b, k;
+    pending *p = NULL;
+    al_buf m = {0};
+    *out = NULL;
+    *outlen = 0;
+    if (from_client) { /* a request of the client's: refused, never sent on */
+        if (mcp_json_top_member(head, len, "method", &a, &b) ||
+            mcp_json_top_member(head, len, "id", &is, &ie))
+            return 0;
+        k = is;
+        if (mcp_json_skip(head, ie, &k) || k != ie || (head[is] != '"' && head[is] != '-' &&
+                                                      (head[is] < '0' || head[is] > '9')))
+            return 0;
+    } else if (!(p = answered(&j, &is, &ie))) {
+        return 0;
+    }
+    al_buf_adds(&m, "{\"jsonrpc\":\"2.0\",\"id\":");
+    al_buf_add(&m, head + is, ie - is);
+    al_buf_addf(&m, ",\"error\":{\"code\":%d,\"message\":\"agentlink mcp-proxy: %s is longer "
+                "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
+                "), and was dropped\"}}", from_client ? -32600 : -32603,
+                from_client ? "this request" : "the server's answer to this request",
+                (unsigned long long)limit);
+    if (p)
+        pend_drop(rw, p);
+    return al_buf_detach(&m, out, outlen) ? ENOMEM : 0;
 }

@@ -132,7 +132,9 @@ static void one(mcp_rewriter *rw, char side, const char *msg, size_t len)
             fail("a text that is not LEN bytes without NUL", msg, len);
         if (!mcp_json_valid(v.text, v.len))
             fail("a rewritten or answered message that is not JSON", v.text, v.len);
-        if (!valid)
+        /* A line the scanner refuses is rewritten only as a whole answer
+         * stored for being over the policy (mcp_result_unparsed). */
+        if (!valid && (side != 's' || !strstr(v.text, "\"isError\":true}}")))
             fail("a line the scanner refuses was rewritten", msg, len);
         if (v.action == MCP_ANSWER && side != 'c')
             fail("an answer to the server", msg, len);
@@ -156,6 +158,23 @@ static void one(mcp_rewriter *rw, char side, const char *msg, size_t len)
     mcp_verdict_release(&v);
 }
 
+/* The start of a line over the size limit (from the client when
+ * FROM_CLIENT): what the client gets instead is a JSON-RPC error, or
+ * nothing. */
+static void oversized(mcp_rewriter *rw, int from_client, const char *msg, size_t len)
+{
+    char *out = NULL;
+    size_t olen = 0;
+    size_t vs, ve;
+    if (mcp_json_top_member(msg, len, "id", &vs, &ve) == 0 && (vs > ve || ve > len))
+        fail("a top-level member outside the line", msg, len);
+    if (mcp_rewriter_oversized(rw, from_client, msg, len, 1024, &out, &olen))
+        fail("the oversized answer failed", msg, len);
+    if (out && (strlen(out) != olen || !mcp_json_valid(out, olen)))
+        fail("an oversized line's error that is not JSON", out, olen);
+    free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int ready;
@@ -172,6 +191,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *e = nl ? nl : end;
         if (e > p && (p[0] == 'c' || p[0] == 's'))
             one(rw, p[0], p + 1, (size_t)(e - p - 1));
+        else if (e > p && (p[0] == 'o' || p[0] == 'O'))
+            oversized(rw, p[0] == 'o', p + 1, (size_t)(e - p - 1));
         p = nl ? nl + 1 : end;
     }
     mcp_rewriter_free(rw);

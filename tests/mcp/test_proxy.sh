@@ -7,7 +7,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 unset OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG OFFLOADFS_STORE XDG_STATE_HOME
-SERVER="python3 $T_TOP/tests/mcp/mcp_server.py"
+# The interpreter itself, not a version manager's shim (seconds to start under load).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+SERVER="$PY $T_TOP/tests/mcp/mcp_server.py"
 ST=$T_TMP/store
 OUT=$T_TMP/out ERR=$T_TMP/err IN=$T_TMP/in
 export MCP_SERVER_LOG=$T_TMP/server.log
@@ -213,6 +215,32 @@ t_eq "... the answer is small" "$(( $(wc -c <"$OUT") < 16384 ))" 1
 echo '{"jsonrpc":"2.0","id":1,"method":"other"}' >"$IN"
 $AGENTLINK mcp-proxy --store "$ST" -- sh -c "read l; cat $T_TMP/big.json; read l" <"$IN" >"$OUT" 2>"$ERR"
 same "a 40 MiB message not rewritten passes byte for byte" "$OUT" "$T_TMP/big.json"
+# The client's input ends at once here, and the proxy closes the server's
+# then. It stops a server only once that has been quiet for 3 s since (30 s
+# while the client's requests are still to be answered), quiet counted
+# while the proxy waits for it with nothing of it in hand (mcp.h): a
+# message still in flight is relayed whole, however long the server or the
+# proxy (under valgrind) takes over it, and so is an answer still due.
+# This server writes a notification in 40 pieces, one every 0.1 s, 4 s in
+# all, after reading its stdin's end (the client sent no request).
+python3 -c 'import json; print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "y" * 4000}}))' >"$T_TMP/slow.json"
+echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- "$PY" -c '
+import sys, time
+sys.stdin.read()
+m = open(sys.argv[1], "rb").read()
+for i in range(40):
+    sys.stdout.buffer.write(m[i * len(m) // 40:(i + 1) * len(m) // 40]); sys.stdout.flush()
+    time.sleep(0.1)' "$T_TMP/slow.json" <"$IN" >"$OUT" 2>"$ERR"
+t_eq "a message written over 4 s after stdin closed: the server exits 0" "$?" 0
+same "... and the message arrives whole" "$OUT" "$T_TMP/slow.json"
+lacks "... the server was not stopped" "$(cat "$ERR")" "sending SIGTERM"
+# A request still to be answered: the server answers it 4 s after its stdin closed.
+echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >"$IN"
+$AGENTLINK mcp-proxy --store "$ST" -- sh -c 'cat >/dev/null; sleep 4; echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"' \
+    <"$IN" >"$OUT" 2>"$ERR"
+t_eq "an answer due, written 4 s after stdin closed: exit 0, the answer relayed" \
+    "$?:$(cat "$OUT")" '0:{"jsonrpc":"2.0","id":1,"result":{}}'
 # Memory: a message passed through is relayed from the bytes read (the line
 # and a quarter); one offloaded, its text decoded over the line itself,
 # adds the store's copy of the text while it is written. Peak RSS of the proxy (and its sh and cat, far
@@ -260,7 +288,7 @@ t_rc "a server that cannot be run: 126" 126 $AGENTLINK mcp-proxy --store "$ST" -
 call 1 die '{"status":3}' >"$IN"
 proxy
 t_eq "a server that dies: its status" "$RC" 3
-has "... with a clear message" "$(cat "$ERR")" "the server 'python3' exited with status 3"
+has "... with a clear message" "$(cat "$ERR")" "the server '$PY' exited with status 3"
 call 1 kill '{"signal":9}' >"$IN"
 proxy
 t_eq "a server killed by SIGKILL: 137" "$RC" 137
@@ -325,7 +353,7 @@ t_eq "... quietly" "$(grep -v "$MW" "$ERR")" ""
 # stdout and stderr one pipe (2>&1), read slowly: the proxy must not make
 # that shared description non-blocking, or the server's stderr lines (and
 # the proxy's own log lines) are lost to EAGAIN.
-( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- python3 -c '
+( echo '{}' | $AGENTLINK mcp-proxy --store "$ST" -- "$PY" -c '
 import sys
 sys.stdin.readline()
 for i in range(2000):
@@ -346,7 +374,7 @@ echo '{"rules": 3}' >"$T_TMP/bad.json"
 t_rc "a refused config: 2" 2 $AGENTLINK mcp-proxy --config "$T_TMP/bad.json" -- cat
 t_rc "--help: 0" 0 $AGENTLINK mcp-proxy --help
 has "--help shows the usage" "$(cat "$T_TMP/out")" "-- COMMAND [ARG...]"
-$AGENTLINK --store "$ST" mcp-proxy -- python3 -c 'import sys; print(sys.argv[1:])' --store -x </dev/null >"$OUT" 2>"$ERR"
+$AGENTLINK --store "$ST" mcp-proxy -- "$PY" -c 'import sys; print(sys.argv[1:])' --store -x </dev/null >"$OUT" 2>"$ERR"
 t_eq "global options before the command; the server's own after --" "$(cat "$OUT")" "['--store', '-x']"
 
 t_done

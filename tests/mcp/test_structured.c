@@ -268,6 +268,75 @@ static void task_result_should_be_fitted(void **state)
     free(text);
 }
 
+/* A tasks/result for a task no tools/call of this session created (another
+ * session's, or made up) passes unchanged, with a note: only the results of
+ * calls this proxy saw are judged, under their tool's name. */
+static void task_result_of_unknown_task_should_pass(void **state)
+{
+    struct fx *f = *state;
+    char *text = lines(3000), *tok = jstr(text), *msg;
+    mcp_verdict v;
+
+    client(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"T-9\"}}",
+           MCP_PASS, &v);
+    has(v.note, "tasks/result of a task no tools/call of this session created");
+    mcp_verdict_release(&v);
+    assert_int_equal(mcp_rewriter_pending(f->rw), 0);
+    assert_int_equal(mcp_rewriter_awaited(f->rw), 1);
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}]}}", tok);
+    server_pass(f->rw, msg);
+    assert_int_equal(mcp_rewriter_awaited(f->rw), 0);
+    free(msg);
+    free(tok);
+    free(text);
+}
+
+/* A tools/call answer the scanner cannot follow (valid JSON nested deeper
+ * than MCP_JSON_DEPTH): over the policy, the whole message is stored as
+ * text and the client gets an isError result naming it; within it, it
+ * passes as it came. */
+static void deep_answer_should_be_stored_whole(void **state)
+{
+    struct fx *f = *state;
+    size_t depth = 1000000, n;
+    char *deep = malloc(2 * depth + 1), *msg, *ptr, *got;
+    mcp_verdict v;
+
+    memset(deep, '[', depth);
+    memset(deep + depth, ']', depth);
+    deep[2 * depth] = '\0';
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[],\"structuredContent\":{\"a\":%s}}}", deep);
+    n = strlen(msg);
+    server(f->rw, msg, MCP_REPLACE, &v);
+    assert_true(v.len < 4096);
+    assert_true(mcp_json_valid(v.text, v.len));
+    has(v.text, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[{\"type\":\"text\"");
+    has(v.text, "\"isError\":true}}");
+    has(v.note, "the answer to a call of 'deep' could not be read (it is nested deeper than the proxy follows");
+    ptr = decoded_after(v.text, "\"text\":");
+    has(ptr, "/large_tool_results/mcp-deep-");
+    got = stored(f, ptr);
+    assert_int_equal(strlen(got), n);
+    assert_string_equal(got, msg);
+    assert_int_equal(mcp_rewriter_awaited(f->rw), 0);
+    mcp_verdict_release(&v);
+    free(got);
+    free(ptr);
+    free(msg);
+    /* Within the policy: passed, as a line the scanner cannot follow. */
+    memset(deep + 1500, ']', 1500); /* 1500 deep, 3000 bytes */
+    deep[3000] = '\0';
+    client_pass(f->rw, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}");
+    msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[],\"structuredContent\":{\"a\":%s}}}", deep);
+    server(f->rw, msg, MCP_PASS, &v);
+    has(v.note, "malformed JSON from the server");
+    assert_int_equal(mcp_rewriter_awaited(f->rw), 0);
+    mcp_verdict_release(&v);
+    free(msg);
+    free(deep);
+}
+
 /* A read tool call with a pattern is deferred (the relay serves other
  * messages meanwhile); its answer comes from mcp_later_answer(). At most
  * MCP_SEARCHES run at once: one more is told to call again. */
@@ -315,6 +384,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(list_should_make_output_schemas_admit_the_pointer, setup, teardown),
         cmocka_unit_test_setup_teardown(resource_text_should_be_offloaded_like_text, setup, teardown),
         cmocka_unit_test_setup_teardown(task_result_should_be_fitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(task_result_of_unknown_task_should_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(deep_answer_should_be_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(read_search_should_be_deferred, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
