@@ -79,6 +79,7 @@ static int attach(al_store *h, int create)
          * own when it next needs one. */
         store_close(h->st);
         h->st = NULL;
+        al_tier_forget(h->tier);
         h->tier = NULL;
     }
     if (h->st && (!have || sb.st_dev != h->dev || sb.st_ino != h->ino)) {
@@ -180,8 +181,10 @@ void al_store_close(al_store *h)
 {
     if (!h)
         return;
-    if (h->pid == getpid()) /* a fork's child leaves the parent's connections */
+    if (h->pid == getpid())
         al_tier_free(h->tier);
+    else /* a fork's child leaves the parent's connections */
+        al_tier_forget(h->tier);
     store_close(h->st);
     pthread_mutex_destroy(&h->mu);
     free(h->dir);

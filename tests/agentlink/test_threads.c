@@ -168,9 +168,10 @@ static void handles_opened_and_closed_by_threads_should_keep_every_write(void **
     assert_int_equal(count_lost(f->dir), 0);
 }
 
-/* The child of a fork uses the handle it inherited (the library opens the
- * store again underneath) and one of its own. Exit 0, or 10+ the step. */
-static int child_run(al_store *inherited, const char *dir)
+/* The child of a fork uses a handle it inherited (the library opens the
+ * store again underneath) and one of its own, and closes another inherited
+ * one it never used. Exit 0, or 10+ the step. */
+static int child_run(al_store *inherited, al_store *unused, const char *dir)
 {
     al_store *own;
     void *got = NULL;
@@ -190,6 +191,7 @@ static int child_run(al_store *inherited, const char *dir)
         return 14;
     al_store_close(own);
     al_store_close(inherited);
+    al_store_close(unused);
     return 0;
 }
 
@@ -206,7 +208,7 @@ static void fork_should_let_the_child_use_an_inherited_handle(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(child_run(h, f->dir));
+        _exit(child_run(h, other, f->dir));
     /* The parent writes and closes a handle meanwhile. */
     assert_int_equal(al_store_put(other, "parent-during", "hij", 3, "t", NULL, NULL), 0);
     al_store_close(other);
