@@ -70,7 +70,7 @@ ifneq ($(FS_SRC),)
 PROGS += $(B)/offloadfs
 endif
 
-.PHONY: all deps test test-unit test-asan test-valgrind check-faults fuzz run stop demo bench install \
+.PHONY: all deps test test-unit test-asan test-tsan test-valgrind check-faults fuzz run stop demo bench install \
         uninstall clean
 all: $(PROGS) $(TEST_BIN) $(TOOL_BIN) $(BENCH_BIN) $(FAULT_BIN)
 
@@ -189,6 +189,17 @@ test-asan: deps
 	$(MAKE) B=build-asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" all
 	OFFLOADFS_BUILD=build-asan tests/run.sh
 
+# ThreadSanitizer over the tests that drive the store and the library from
+# many threads at once (handles opened, used and closed concurrently, fork;
+# the wake-up's threads): those tests only, in their own build dir, and run
+# by the filter that matches what that dir holds.
+TSAN := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS := tests/store/test_threads tests/agentlink/test_threads tests/store/test_wake
+test-tsan: deps
+	$(MAKE) B=build-tsan CFLAGS="-O1 -g $(TSAN)" LDFLAGS="$(TSAN)" \
+	  build-tsan/libagentlink.so $(TSAN_TESTS:%=build-tsan/%)
+	OFFLOADFS_BUILD=build-tsan tests/run.sh build-tsan/tests/
+
 # The unit tests, the CLI and the daemon under valgrind (memcheck).
 test-valgrind: deps
 	$(MAKE) all
@@ -305,6 +316,6 @@ endif
 	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) 2>/dev/null || true
 
 clean:
-	rm -rf $(B) build-asan
+	rm -rf $(B) build-asan build-tsan
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -17,11 +17,18 @@
  *   release it with al_free() (plain free() works too in C; bindings such as
  *   ctypes must use al_free()). Every free function accepts NULL.
  * - Threads: an al_store handle serialises its own calls with a mutex, so it
- *   may be shared by threads; al_policy is immutable after loading and may be
- *   shared freely. The pure functions (al_key_derive, al_cut, al_text_*,
- *   al_pointer_text) keep no state.
- * - fork(): do not use an al_store handle in a child created after the
- *   handle touched the store; open a new one in the child.
+ *   may be shared by threads; and any number of handles on one store may be
+ *   opened, used and closed by any threads at any time (they share one LMDB
+ *   environment underneath, store/store.h says how). al_policy is immutable
+ *   after loading and may be shared freely. The pure functions
+ *   (al_key_derive, al_cut, al_text_*, al_pointer_text) keep no state.
+ * - fork(): a handle made before fork() works in the child: its first call
+ *   there opens the store again for the child (the parent's LMDB environment
+ *   and remote connections are left alone, never closed, until the child
+ *   exits), and the parent's use of it is unaffected. As with any lock, a
+ *   handle another thread was inside a call on at the moment of fork() must
+ *   not be used in the child (its mutex is copied held): fork() from a
+ *   thread pool only between calls, or open a new handle in the child.
  * - Store lifetime: the handle opens the LMDB store lazily and re-opens it
  *   when its directory is removed or replaced under it, so a store that
  *   disappears behaves as an empty store (reads: AL_ENOSTORE or

@@ -5,7 +5,11 @@
  * data file it opened is still the one in the directory (device and inode):
  * a store removed or replaced under a long-lived handle (a Python process,
  * an agent runtime) is then re-opened instead of being written into an
- * unlinked file nobody will ever read. */
+ * unlinked file nobody will ever read. It checks the process too: in a
+ * child of fork() the parent's store is let go (store_close() leaves the
+ * parent's environment alone there) and the store opened again, so a handle
+ * made before a fork (a Python module-level store, a worker pool) works in
+ * the child. */
 #include "agentlink/internal.h"
 #include "store/store.h"
 
@@ -26,6 +30,7 @@ struct al_store {
     unsigned verify; /* STORE_VERIFY (library handles) or 0 (the CLI) */
     dev_t dev;
     ino_t ino;
+    pid_t pid;      /* the process ST was opened in */
     al_tier *tier;  /* the remote tier (upload.c), NULL until a write asks */
 };
 
@@ -68,6 +73,15 @@ static int attach(al_store *h, int create)
     int why = have ? 0 : errno;
     int rc;
 
+    if (h->st && h->pid != getpid()) {
+        /* A fork: the tier's connections are the parent's too (a TLS
+         * session it may be using); the child leaves them, and makes its
+         * own when it next needs one. */
+        store_close(h->st);
+        h->st = NULL;
+        al_tier_forget(h->tier);
+        h->tier = NULL;
+    }
     if (h->st && (!have || sb.st_dev != h->dev || sb.st_ino != h->ino)) {
         store_close(h->st);
         h->st = NULL;
@@ -90,6 +104,7 @@ static int attach(al_store *h, int create)
             return why;
         return rc == ENOENT || rc == STORE_ENOSTORE ? AL_ENOSTORE : al_err_from_store(rc);
     }
+    h->pid = getpid();
     if (stat(h->datafile, &sb) == 0) {
         h->dev = sb.st_dev;
         h->ino = sb.st_ino;
@@ -166,7 +181,10 @@ void al_store_close(al_store *h)
 {
     if (!h)
         return;
-    al_tier_free(h->tier);
+    if (h->pid == getpid())
+        al_tier_free(h->tier);
+    else /* a fork's child leaves the parent's connections */
+        al_tier_forget(h->tier);
     store_close(h->st);
     pthread_mutex_destroy(&h->mu);
     free(h->dir);

@@ -138,6 +138,10 @@ void al_tier_fail(al_tier *at, int rc);
 /* The last failure's message ("" after a success, or NULL AT). */
 const char *al_tier_message(const al_tier *at);
 void al_tier_free(al_tier *at);
+/* al_tier_free() in a child of fork(): frees AT but leaves its connection
+ * and remote tier as they are (never closed: a TLS session the parent may
+ * be using would get our close_notify). NULL is fine. */
+void al_tier_forget(al_tier *at);
 
 /* Locks H and attaches its store (CREATE: made when missing): *ST the
  * store, *TP the handle's tier slot. 0 (then unlock with

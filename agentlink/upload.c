@@ -28,6 +28,11 @@ void al_tier_free(al_tier *at)
     free(at);
 }
 
+void al_tier_forget(al_tier *at)
+{
+    free(at);
+}
+
 const char *al_tier_message(const al_tier *at)
 {
     return at ? at->msg : "";

@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The state's max_result is the limit in force, never above max_total, so
  * every reader (and every earlier version) applies it as it is. The value
@@ -76,6 +77,8 @@ int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
     int rc;
     if (nevicted)
         *nevicted = 0;
+    if (st->se->pid != getpid())
+        return STORE_EFORKED; /* before map_fit() resizes the parent's map */
     if (st->se->flags & STORE_RDONLY)
         return STORE_ERDONLY;
     if (lim->max_total_bytes && (rc = map_fit(st, lim->max_total_bytes)))

@@ -73,6 +73,7 @@ const char *store_strerror(int err)
     case STORE_ELOGGONE: return "change log no longer reaches that generation";
     case STORE_ERDONLY: return "store is open read-only";
     case STORE_ELMDB: return "LMDB failure";
+    case STORE_EFORKED: return "store handle was opened by the parent process: open the store again after fork()";
     case STORE_EPENDING: return "the store is full of results waiting for their upload (run agentlink sync)";
     case STORE_ENAME_EMPTY: return "is empty";
     case STORE_ENAME_LONG: return "is longer than 255 bytes";

@@ -15,8 +15,34 @@
 const char *const db_names[DB_COUNT] = {"meta", "live", "ver", "data",
                                         "tomb", "tombq", "log"};
 
+/* The environments this process has open, one per data file. LMDB allows
+ * one MDB_env per file per process: its locks on lock.mdb are fcntl() locks,
+ * which belong to the process, so a second environment would see itself
+ * alone, reset the lock table under the first one's writers (two writers at
+ * once: lost commits, a damaged file), and closing either would drop the
+ * locks of both. So the lookup, the open, the reference counts and the close
+ * all run under REGISTRY_LOCK, and an environment is found by the device and
+ * inode of its data file, the identity the handles above check too. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_env *registry;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+
+/* fork() while another thread holds REGISTRY_LOCK would leave the child's
+ * copy locked for good: hold it across the fork. */
+static void registry_prefork(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void registry_postfork(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_init(void)
+{
+    (void)pthread_atfork(registry_prefork, registry_postfork, registry_postfork);
+}
 
 static int mkdir_parents(const char *dir)
 {
@@ -178,6 +204,32 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
     return map_err(rc);
 }
 
+/* Records the identity of the data file SE's environment has open (the
+ * descriptor, not the path: the file may have been made just now, or
+ * replaced since). */
+static int shared_identify(struct shared_env *se)
+{
+    mdb_filehandle_t fd;
+    struct stat sb;
+    if (mdb_env_get_fd(se->env, &fd) || fstat(fd, &sb))
+        return STORE_ELMDB;
+    se->dev = sb.st_dev;
+    se->ino = sb.st_ino;
+    return 0;
+}
+
+/* The registered environment of the data file SB in this process, or NULL
+ * (registry_lock held). One a parent process opened is never reused: a
+ * child must not touch its parent's environment (see store_close()). */
+static struct shared_env *shared_find(const struct stat *sb)
+{
+    pid_t me = getpid();
+    for (struct shared_env *se = registry; se; se = se->next)
+        if (se->dev == sb->st_dev && se->ino == sb->st_ino && se->pid == me && se->refs > 0)
+            return se;
+    return NULL;
+}
+
 /* Finds or opens the shared environment of DIR (registry_lock held). */
 static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
 {
@@ -189,38 +241,38 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
         return errno;
     if (!S_ISDIR(sb.st_mode))
         return ENOTDIR;
-    for (se = registry; se; se = se->next)
-        if (se->dev == sb.st_dev && se->ino == sb.st_ino && se->pid == getpid()) {
-            se->refs++;
-            *out = se;
-            return 0;
-        }
     if (!(data = path_join(dir, "data.mdb")))
         return ENOMEM;
     /* Only a data file that is missing means "no store yet": one we may not
      * read is EACCES, and a FIFO or device (which would block or lie) is not
      * a store. */
     rc = stat(data, &sb) ? errno : 0;
+    if (!rc && S_ISREG(sb.st_mode) && (se = shared_find(&sb))) {
+        free(data);
+        se->refs++;
+        *out = se;
+        return 0;
+    }
     if (!rc && S_ISREG(sb.st_mode))
         rc = verify_header(data); /* before LMDB trusts its page size */
-    free(data);
     creating = rc == ENOENT;
     if (rc && !creating)
-        return rc;
+        goto out;
+    rc = STORE_ECORRUPT;
     if (!creating && !S_ISREG(sb.st_mode))
-        return STORE_ECORRUPT;
+        goto out;
     /* LMDB would initialise an empty data file as a new environment: only a
      * caller allowed to create may do that (a store being made right now by
      * another process is empty for an instant); for the others it is a
      * store that was truncated, and nothing must be written over it. */
     if (!creating && sb.st_size == 0 && !(flags & STORE_CREATE))
-        return STORE_ECORRUPT;
+        goto out;
+    rc = STORE_ENOSTORE;
     if (creating && !(flags & STORE_CREATE))
-        return STORE_ENOSTORE;
+        goto out;
+    rc = ENOMEM;
     if (!(se = calloc(1, sizeof *se)))
-        return ENOMEM;
-    se->dev = sb.st_dev;
-    se->ino = sb.st_ino;
+        goto out;
     se->pid = getpid();
     se->flags = flags;
     se->refs = 1;
@@ -228,19 +280,23 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     pthread_mutex_init(&se->zlock, NULL);
     if (!(se->wake = wake_memory_new()))
         rc = ENOMEM;
-    else
-        rc = env_open(se, dir, creating);
+    else if (!(rc = env_open(se, dir, creating)))
+        rc = shared_identify(se);
     if (rc) {
+        if (se->env)
+            mdb_env_close(se->env);
         wake_memory_free(se->wake);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
-        return rc;
+        goto out;
     }
     se->next = registry;
     registry = se;
     *out = se;
-    return 0;
+out:
+    free(data);
+    return rc;
 }
 
 int store_open(store **out, const char *dir, unsigned flags)
@@ -259,6 +315,7 @@ int store_open(store **out, const char *dir, unsigned flags)
         free(st);
         return ENOMEM;
     }
+    pthread_once(&registry_once, registry_init);
     pthread_mutex_lock(&registry_lock);
     rc = shared_get(dir, flags, &st->se);
     pthread_mutex_unlock(&registry_lock);
@@ -284,7 +341,12 @@ void store_close(store *st)
         return;
     se = st->se;
     pthread_mutex_lock(&registry_lock);
-    if (--se->refs == 0) {
+    /* In a forked child an environment of the parent stays as it is, mapped
+     * and registered (so reachable), until the child exits: mdb_env_close()
+     * would clear the reader slots of the parent's pid, in memory the parent
+     * shares, and closing its descriptor of lock.mdb would drop the fcntl()
+     * locks of the child's own environment on that file. */
+    if (--se->refs == 0 && se->pid == getpid()) {
         for (pp = &registry; *pp; pp = &(*pp)->next)
             if (*pp == se) {
                 *pp = se->next;

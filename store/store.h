@@ -15,11 +15,20 @@
  *   own short transaction (MDB_NOTLS); no read transaction is ever held
  *   between calls, so long-lived handles never pin old pages.
  * - Processes: any number of processes may open the same store at once;
- *   writers serialise on LMDB's lock. One process opening the same directory
- *   twice shares one LMDB environment underneath (LMDB forbids two), so the
- *   flags of the first open (STORE_NOSYNC, STORE_RDONLY) win for both.
- * - fork(): never use a handle in a child created after store_open(); open
- *   the store after daemonizing.
+ *   writers serialise on LMDB's lock. Within one process any number of
+ *   handles may be opened and closed by any threads at any time: every
+ *   handle on the same data file shares one LMDB environment underneath
+ *   (LMDB forbids two: its locks belong to the process), found by the data
+ *   file's device and inode under one process-wide lock, and closed with
+ *   the last handle. The flags of the first open (STORE_NOSYNC,
+ *   STORE_RDONLY, STORE_VERIFY) win for the handles that share it.
+ * - fork(): a handle opened before fork() belongs to the parent. In the
+ *   child every call on it but store_close() fails with STORE_EFORKED, and
+ *   store_close() releases it without touching LMDB (the environment stays
+ *   mapped until the child exits: closing it would clear the parent's
+ *   reader slots). A child opens the store again with store_open(), which
+ *   gives it an environment of its own. The daemon opens the store after
+ *   daemonizing.
  * - Durability: by default every write is durable (fsync) when it returns.
  *   STORE_NOSYNC trades that for speed: a system crash may lose the last
  *   writes, never corrupt the store or the bound.
@@ -70,6 +79,7 @@ extern "C" {
 #define STORE_ERDONLY   (STORE_ERR_BASE - 12) /* write on a store opened STORE_RDONLY */
 #define STORE_ELMDB     (STORE_ERR_BASE - 13) /* any other LMDB failure */
 #define STORE_EPENDING  (STORE_ERR_BASE - 14) /* the bound is held by results pending upload */
+#define STORE_EFORKED   (STORE_ERR_BASE - 15) /* handle opened by the parent of this fork()ed process */
 /* Name rule violations: each names the rule that was broken. */
 #define STORE_ENAME_EMPTY (STORE_ERR_BASE - 20) /* empty */
 #define STORE_ENAME_LONG  (STORE_ERR_BASE - 21) /* longer than 255 bytes */
@@ -117,14 +127,16 @@ typedef struct store store;
  * meta page, free list, catalog and the root of every database always;
  * every page with STORE_VERIFY, whose cost grows with the number of
  * entries (about 50 ms for a full 1 GiB store). Damage is STORE_ECORRUPT.
- * The first open of a directory in a process decides; later ones share it.
- * On success *OUT is a handle you own: release it with store_close().
+ * The first open of a data file in a process decides; later ones share
+ * its environment (Caveats), safely from any thread. On success *OUT is a handle you own: release it with store_close().
  * Errors: ENOENT (no such directory), STORE_ENOSTORE (directory without a
  * store and no STORE_CREATE), EACCES, ENOTDIR, STORE_ECORRUPT,
  * STORE_EVERSION, ENOMEM, ENOSPC, EIO. */
 int store_open(store **out, const char *dir, unsigned flags);
 
-/* Releases a handle (NULL is fine). Never fails. */
+/* Releases a handle (NULL is fine), from any thread; the last handle of an
+ * environment closes it. In a child of fork(), a handle of the parent is
+ * released without closing anything (Caveats). Never fails. */
 void store_close(store *st);
 
 /* The directory the handle was opened on, made absolute (realpath) at the

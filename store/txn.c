@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 int map_err(int rc)
 {
@@ -56,6 +57,10 @@ int tx_begin(store *st, int write, tx *t)
 {
     struct shared_env *se = st->se;
     int rc;
+    /* A child of fork() must not use its parent's environment (LMDB's rule:
+     * the reader slot and the writer lock would be the parent's). */
+    if (se->pid != getpid())
+        return STORE_EFORKED;
     if (write && (se->flags & STORE_RDONLY))
         return STORE_ERDONLY;
     t->se = se;

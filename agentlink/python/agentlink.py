@@ -500,7 +500,9 @@ class ToolResultStore:
 
     store, namespace, mount: None takes the environment, then the policy
     file named by $OFFLOADFS_CONFIG, then the defaults. The handle is safe
-    to share between threads, and a child made by os.fork() (multiprocessing,
+    to share between threads, any number of stores on one directory may be
+    made, used and closed by any threads at once (one per task is fine: they
+    share one LMDB environment underneath), and a child made by os.fork() (multiprocessing,
     a preforking server) gets a handle of its own; close() it (or use "with") to release it
     early, otherwise it is released when collected. A call racing close()
     either finishes (close() waits for it) or raises ValueError("ToolResultStore
