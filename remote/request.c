@@ -170,20 +170,15 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     if (status_ok(status) && q->sink) {
         if (status == 206 && q->ranged && !q->range_checked && range_answer_ok(q) != 0)
             return 0; /* not the bytes asked for: none reach the sink */
-        size_t take = n;
         if (status == 200 && q->ranged && q->range_off + q->delivered > 0 && !q->range_ignored) {
             q->range_ignored = 1; /* the server sent the whole object */
             return 0;
         }
-        if (status == 200 && q->ranged && q->range_len != UINT64_MAX) /* the whole object from 0: */
-            take = q->range_len - q->delivered < n ? (size_t)(q->range_len - q->delivered) : n;
-        if (take == 0) /* ... past the range asked: read, not handed on */
-            return n;
-        if (q->sink(q->sink_arg, data, take) != 0) {
+        if (q->sink(q->sink_arg, data, n) != 0) {
             q->sink_failed = 1;
             return 0;
         }
-        q->delivered += take;
+        q->delivered += n;
         return n;
     }
     if (rbuf_add(&q->resp, data, n) != 0) {
