@@ -208,6 +208,7 @@ struct ofs_prefetch {
 
 struct ofs_remote;
 struct ofs_rwin;
+struct ofs_rlists;
 struct remote_conn;
 /* Buckets of offloadfs_remote_fetch_seconds (metrics.c: 1 ms to 10 s). */
 #define OFS_FETCH_BOUNDS 13u
@@ -283,6 +284,9 @@ struct ofs {
     struct ofs_prefetch prefetch;
     struct ofs_remote *remote;  /* the store's remote tier, NULL when none (remote.c) */
     struct ofs_rwin *rwin;      /* read-ahead windows of remote results (remote_read.c) */
+    struct ofs_rlists *rlists;  /* the remote's listings (remote_list.c) */
+    unsigned remote_list_max;   /* -o remote_list_max=NAMES, 0: OFS_REMOTE_LIST_MAX */
+    unsigned remote_list_s;     /* -o remote_list_seconds=S, 0: OFS_REMOTE_LIST_SECONDS */
     unsigned remote_ttl;        /* -o remote_ttl=SECONDS */
     unsigned remote_stall;      /* -o remote_stall=SECONDS, 0: remote.h's default */
     unsigned remote_retries;    /* -o remote_retries=N, 0: the default,
@@ -516,6 +520,14 @@ int ofs_remote_slot(struct ofs *fs, fuse_ino_t ino, char *key, char *etag, size_
  * remote or memory. */
 struct remote_conn *ofs_remote_conn(struct ofs *fs);
 
+/* The mount's tier (tier.h), NULL without a remote. */
+struct tier *ofs_remote_tier(struct ofs *fs);
+
+/* What to log for failure RC of the last operation on C (may be NULL):
+ * C's message (escaped: remote.h), or RC's description when it has none.
+ * Valid until the next operation on C. Never NULL. */
+const char *ofs_remote_why(const struct remote_conn *c, int rc);
+
 /* ---- remote_read.c ---------------------------------------------------- */
 
 /* Read-ahead windows of remote results: OFS_RWIN_COUNT buffers of at most
@@ -549,16 +561,49 @@ void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t le
  * version is gone from the remote, EIO (logged) when the remote fails. */
 void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off);
 
+/* ---- remote_list.c ---------------------------------------------------- */
+
+/* Bounds of one listing of the remote (doc/remote.md, "Listings"): names
+ * (-o remote_list_max), bytes of names, seconds (-o remote_list_seconds).
+ * 1,000,000 names of up to 64 MiB take at most about 72 MiB. */
+#define OFS_REMOTE_LIST_MAX 1000000u
+#define OFS_REMOTE_LIST_BYTES (64u << 20)
+#define OFS_REMOTE_LIST_SECONDS 30u
+/* The longest a readdir waits for a listing (then it answers without the
+ * new one: the next readdir gets it); lookups in the mount root, which the
+ * kernel serialises with readdir, wait at most as long. */
+#define OFS_REMOTE_LIST_WAIT 2
+
+/* One listing of the remote's names: a sorted snapshot shared by
+ * reference (remote_list.c). */
+struct ofs_rlist;
+
+/* Makes / frees fs->rlists (ofs_remote_open() and ofs_remote_close() call
+ * them). ENOMEM or 0. */
+int ofs_rlists_init(struct ofs *fs);
+void ofs_rlists_free(struct ofs *fs);
+
 /* Called by ofs_remote_list() per name; nonzero stops the listing (and is
  * returned). */
 typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
 
 /* Calls FN for each result name of the namespace the remote holds that
  * sorts after AFTER (NULL: all) and is not live in the local store, in
- * byte order. The remote listing is reused for remote_ttl seconds; when
- * the remote fails (logged), the last listing or none is used, and the
- * remote is not asked again for 10 s. Returns 0 or FN's value. */
-int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx);
+ * byte order, from the snapshot *HELD: a directory handle's, taken by its
+ * first call (*HELD NULL) and kept until ofs_remote_list_drop(). A
+ * snapshot is reused between handles for remote_ttl seconds; a new one is
+ * fetched by the mount's lister thread, waited for at most
+ * OFS_REMOTE_LIST_WAIT seconds (else the last one, or none, is used).
+ * When the remote fails or a bound is passed (logged), the last snapshot
+ * or none is used and the remote is not listed again for 10 s. REQ is the
+ * readdir request: when the kernel interrupts it (its caller got a
+ * signal) the wait ends. Returns 0, FN's value, or EINTR (REQ
+ * interrupted). */
+int ofs_remote_list(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, const char *after,
+                    ofs_remote_name_fn fn, void *ctx);
+
+/* Drops a snapshot a directory handle held (NULL is fine). */
+void ofs_remote_list_drop(struct ofs *fs, struct ofs_rlist *l);
 /* ---- metrics.c -------------------------------------------------------- */
 
 /* -o metrics=ARG: parses ARG as HOST:PORT (HOST required: a dotted quad,

@@ -49,6 +49,8 @@ struct cli {
     char *remote_ttl;  /* -o remote_ttl=SECONDS */
     char *remote_stall;   /* -o remote_stall=SECONDS */
     char *remote_retries; /* -o remote_retries=N */
+    char *remote_list_max; /* -o remote_list_max=NAMES */
+    char *remote_list_s;   /* -o remote_list_seconds=SECONDS */
     char *metrics;     /* -o metrics=HOST:PORT */
     char *decode_ahead; /* -o decode_ahead=SIZE */
     char *store;       /* first positional */
@@ -61,6 +63,7 @@ struct cli {
     uint64_t decode_ahead_max; /* parsed from decode_ahead */
     unsigned remote_ttl_s; /* parsed from remote_ttl */
     unsigned remote_stall_s, remote_retries_n; /* 0: the default */
+    unsigned remote_list_max_n, remote_list_s_n; /* 0: the default */
 };
 
 enum { KEY_DROP, KEY_FSNAME, KEY_SUBTYPE };
@@ -71,6 +74,8 @@ static const struct fuse_opt cli_opts[] = {
     {"remote_ttl=%s", offsetof(struct cli, remote_ttl), 0},
     {"remote_stall=%s", offsetof(struct cli, remote_stall), 0},
     {"remote_retries=%s", offsetof(struct cli, remote_retries), 0},
+    {"remote_list_max=%s", offsetof(struct cli, remote_list_max), 0},
+    {"remote_list_seconds=%s", offsetof(struct cli, remote_list_s), 0},
     {"metrics=%s", offsetof(struct cli, metrics), 0},
     {"decode_ahead=%s", offsetof(struct cli, decode_ahead), 0},
     {"stack", offsetof(struct cli, stack), 1},
@@ -160,6 +165,10 @@ static void help(const char *prog)
            "    -o remote_retries=N    retries of a failed remote request (default 2):\n"
            "                           a read of a remote result on a dead remote fails\n"
            "                           with EIO after (N + 1) x (1 s + stall) + backoff\n"
+           "    -o remote_list_max=NAMES  ls lists the remote's names when they are at\n"
+           "                           most NAMES (default 1000000), else local ones only\n"
+           "    -o remote_list_seconds=S  a listing of the remote ends within S seconds\n"
+           "                           (default 30), else ls shows local names only\n"
            "    -o metrics=HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics\n"
            "                           (off by default; name the address: 127.0.0.1:PORT\n"
            "                           or localhost:PORT for this host only, 0.0.0.0:PORT\n"
@@ -554,8 +563,15 @@ static int parse(struct fuse_args *args, struct cli *c, struct fuse_cmdline_opts
     c->remote_ttl_s = OFS_REMOTE_TTL_DEFAULT;
     if ((c->remote_ttl && parse_uint("remote_ttl", c->remote_ttl, 86400, &c->remote_ttl_s)) ||
         (c->remote_stall && parse_uint("remote_stall", c->remote_stall, 3600, &c->remote_stall_s)) ||
-        (c->remote_retries && parse_uint("remote_retries", c->remote_retries, 10, &c->remote_retries_n)))
+        (c->remote_retries && parse_uint("remote_retries", c->remote_retries, 10, &c->remote_retries_n)) ||
+        (c->remote_list_max &&
+         parse_uint("remote_list_max", c->remote_list_max, 100000000, &c->remote_list_max_n)) ||
+        (c->remote_list_s && parse_uint("remote_list_seconds", c->remote_list_s, 86400, &c->remote_list_s_n)))
         return EXIT_USAGE;
+    if ((c->remote_list_max && !c->remote_list_max_n) || (c->remote_list_s && !c->remote_list_s_n)) {
+        fprintf(stderr, "offloadfs: remote_list_max and remote_list_seconds must be at least 1\n");
+        return EXIT_USAGE;
+    }
     if (c->remote_stall && c->remote_stall_s == 0) {
         fprintf(stderr, "offloadfs: remote_stall must be at least 1 second\n");
         return EXIT_USAGE;
@@ -587,6 +603,8 @@ static void state_init(struct ofs *fs, const struct cli *c,
     fs->remote_ttl = c->remote_ttl_s;
     fs->remote_stall = c->remote_stall_s;
     fs->remote_retries = c->remote_retries_n;
+    fs->remote_list_max = c->remote_list_max_n;
+    fs->remote_list_s = c->remote_list_s_n;
 }
 
 int main(int argc, char *argv[])
@@ -639,6 +657,8 @@ out:
     free(c.remote_ttl);
     free(c.remote_stall);
     free(c.remote_retries);
+    free(c.remote_list_max);
+    free(c.remote_list_s);
     free(c.metrics);
     free(c.decode_ahead);
     free(c.store);

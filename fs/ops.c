@@ -297,6 +297,8 @@ struct ofs_dir {
     char key[STORE_NAME_MAX + 1];   /* that key ("" before any) */
     int remote;                     /* it came from the remote's names (remote.c),
                                        which follow the local ones */
+    struct ofs_rlist *rlist;        /* the remote's names this handle lists
+                                       (remote_list.c), NULL before */
 };
 
 #define DIR_FIRST_KEY 2
@@ -411,7 +413,8 @@ static int do_readdir(struct rd_ctx *c, off_t off)
             return rc == RD_FULL ? 0 : ofs_errno(rc);
         after = NULL;
     }
-    rc = ofs_remote_list(c->fs, after, rd_remote, c); /* then what only the remote has */
+    /* then what only the remote has */
+    rc = ofs_remote_list(c->fs, c->req, &c->dir->rlist, after, rd_remote, c);
     return rc == RD_FULL ? 0 : ofs_errno(rc);
 }
 
@@ -482,8 +485,11 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    struct ofs_dir *d = (struct ofs_dir *)(uintptr_t)fi->fh;
     (void)ino;
-    free((struct ofs_dir *)(uintptr_t)fi->fh);
+    if (d)
+        ofs_remote_list_drop(ofs_from_req(req), d->rlist);
+    free(d);
     fuse_reply_err(req, 0);
 }
 

@@ -8,7 +8,9 @@
  *   are store versions, far below). A replaced object is a new inode, as a
  *   replaced local key is, so the kernel may cache an inode's pages for
  *   ever; reads ask for that ETag only (If-Match), so a handle on an old
- *   version reads its bytes or ENODATA, never a mix.
+ *   version reads its bytes or ENODATA, never a mix. An answer without a
+ *   usable ETag makes no inode (EIO, logged): nothing could pin its
+ *   version.
  * - Staleness: a name's remote answer is reused for remote_ttl seconds;
  *   the kernel's entry and attribute timeouts for remote names (and for
  *   negative entries, which another host's write cannot invalidate) are
@@ -21,6 +23,7 @@
  *   next request tries again, so reads recover without a remount.
  * - The slot table only grows (one slot per remote version seen by this
  *   mount, a few hundred bytes each).
+ * - Listings (readdir) are remote_list.c's.
  */
 #include "fs/fs.h"
 #include "tier/tier.h"
@@ -32,7 +35,6 @@
 #include <time.h>
 
 #define SLOT_BUCKETS 4096u
-#define OFS_REMOTE_LIST_BACKOFF 10.0
 
 _Static_assert(OFS_REMOTE_NO_RETRY == REMOTE_NO_RETRY, "fs.h and remote.h agree");
 
@@ -44,14 +46,10 @@ struct rslot {
     struct rslot *next;    /* hash chain by key (newest version of a key only) */
 };
 
-struct rlist;
-
 struct ofs_remote {
     tier *t;
     pthread_key_t conn_key;
-    pthread_mutex_t lock;           /* slots, by_key, the listing */
-    struct rlist *list;             /* the last listing, or NULL */
-    double list_at, list_failed_at; /* when it was fetched; the last failure */
+    pthread_mutex_t lock;           /* slots, by_key */
     struct rslot **slots;           /* by inode - OFS_REMOTE_INO_BASE */
     size_t nslots, cap;
     struct rslot *by_key[SLOT_BUCKETS];
@@ -71,8 +69,6 @@ static unsigned key_hash(const char *k)
         h = (h ^ (unsigned char)*k) * 16777619u;
     return h % SLOT_BUCKETS;
 }
-
-static void rlist_put(struct rlist *l);
 
 static void conn_free(void *c)
 {
@@ -141,8 +137,11 @@ int ofs_remote_open(struct ofs *fs)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->t = t;
-    r->list_failed_at = -OFS_REMOTE_LIST_BACKOFF;
     fs->remote = r;
+    if ((rc = ofs_rlists_init(fs))) {
+        ofs_remote_close(fs);
+        return rc;
+    }
     fuse_log(FUSE_LOG_INFO, "offloadfs: remote s3://%s/%s at %s, ttl %u s, failures bounded at %llu ms\n",
              remote_bucket(tier_remote(t)), remote_prefix(tier_remote(t)),
              remote_endpoint(tier_remote(t)), fs->remote_ttl,
@@ -155,6 +154,7 @@ void ofs_remote_close(struct ofs *fs)
     struct ofs_remote *r = fs->remote;
     if (!r)
         return;
+    ofs_rlists_free(fs); /* first: its thread uses the tier and its own connection */
     remote_conn_free(pthread_getspecific(r->conn_key)); /* this thread's */
     pthread_key_delete(r->conn_key);
     for (size_t i = 0; i < r->nslots; i++) {
@@ -163,7 +163,6 @@ void ofs_remote_close(struct ofs *fs)
         free(r->slots[i]);
     }
     free(r->slots);
-    rlist_put(r->list);
     pthread_mutex_destroy(&r->lock);
     tier_close(r->t);
     free(r);
@@ -281,15 +280,27 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
         if (rc == TIER_ETOMB)
             return ENODATA;
         ofs_count(&fs->count.lookup_errors, !f.p && rc != ENOMEM); /* a HEAD only: no fetch */
-        fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, remote_conn_message(c));
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, ofs_remote_why(c, rc));
         return rc == ENOMEM ? ENOMEM : EIO;
+    }
+    if (!in.etag) {
+        /* The windows of a read pin the version with If-Match; without an
+         * ETag nothing can (a Last-Modified has whole seconds, a length
+         * misses a same-size replace), so such a server is refused rather
+         * than risk a read that mixes two versions. */
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': the server sent no usable ETag, so "
+                 "a read could mix two versions of the object: refused (offloadfs needs an S3 "
+                 "server that sends ETags)\n", key);
+        free(f.p);
+        remote_info_clear(&in);
+        return EIO;
     }
     pthread_mutex_lock(&r->lock);
     s = slot_record(r, key, &in);
     if (s)
         *e = s->e;
     pthread_mutex_unlock(&r->lock);
-    if (s && in.etag && f.len == (in.length < f.cap ? in.length : f.cap))
+    if (s && f.len == (in.length < f.cap ? in.length : f.cap))
         ofs_rwin_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
     free(f.p);
     remote_info_clear(&in);
@@ -338,111 +349,13 @@ struct remote_conn *ofs_remote_conn(struct ofs *fs)
     return fs->remote ? thread_conn(fs->remote) : NULL;
 }
 
-/* ---- listing ------------------------------------------------------------
- * The remote's names of the namespace, fetched at most once per
- * remote_ttl seconds and shared by readdir calls as a refcounted snapshot
- * (a reader iterates it without the lock). After a failed fetch the last
- * snapshot (or none) is served for OFS_REMOTE_LIST_BACKOFF seconds, so a
- * dead remote costs one bounded wait per backoff period, not one per ls. */
-
-struct rlist {
-    int refs;
-    size_t n, cap;
-    char **names;
-};
-
-static void rlist_put(struct rlist *l)
+const char *ofs_remote_why(const struct remote_conn *c, int rc)
 {
-    if (!l || --l->refs > 0)
-        return;
-    for (size_t i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
-    free(l);
+    const char *m = c ? remote_conn_message(c) : "";
+    return m[0] ? m : tier_strerror(rc);
 }
 
-static int rlist_add(void *arg, const char *name, uint64_t size, int64_t mtime)
+struct tier *ofs_remote_tier(struct ofs *fs)
 {
-    struct rlist *l = arg;
-    (void)size;
-    (void)mtime;
-    if (store_name_check(name, strlen(name)) != 0)
-        return 0; /* not a key this mount could show */
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        char **v = realloc(l->names, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        l->names = v;
-        l->cap = cap;
-    }
-    if (!(l->names[l->n] = strdup(name)))
-        return ENOMEM;
-    l->n++;
-    return 0;
-}
-
-/* A reference to a listing no older than the TTL (or the last one, after a
- * recent failure); NULL when there is none. Release with rlist_put() under
- * r->lock. */
-static struct rlist *rlist_get(struct ofs *fs)
-{
-    struct ofs_remote *r = fs->remote;
-    struct rlist *l = NULL, *fresh;
-    double now = mono_now();
-    pthread_mutex_lock(&r->lock);
-    int use_cached = r->list && now - r->list_at < (double)fs->remote_ttl;
-    if (now - r->list_failed_at < OFS_REMOTE_LIST_BACKOFF)
-        use_cached = 1;
-    if (use_cached && (l = r->list))
-        l->refs++;
-    pthread_mutex_unlock(&r->lock);
-    if (use_cached)
-        return l;
-    remote_conn *c = thread_conn(r);
-    int rc = ENOMEM;
-    if (c && (fresh = calloc(1, sizeof *fresh))) {
-        fresh->refs = 1;
-        rc = tier_list(r->t, c, fs->ns, rlist_add, fresh);
-        if (rc) {
-            ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
-            fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: %s\n",
-                     rc == ENOMEM ? strerror(rc) : remote_conn_message(c));
-            rlist_put(fresh);
-        }
-    }
-    pthread_mutex_lock(&r->lock);
-    if (rc == 0) {
-        rlist_put(r->list);
-        r->list = fresh;
-        r->list_at = mono_now();
-        fresh->refs++;
-        l = fresh;
-    } else {
-        r->list_failed_at = mono_now();
-        if ((l = r->list))
-            l->refs++;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return l;
-}
-
-int ofs_remote_list(struct ofs *fs, const char *after, ofs_remote_name_fn fn, void *ctx)
-{
-    struct ofs_remote *r = fs->remote;
-    struct rlist *l = rlist_get(fs);
-    int rc = 0;
-    if (!l)
-        return 0;
-    for (size_t i = 0; i < l->n && rc == 0; i++) {
-        if (after && strcmp(l->names[i], after) <= 0)
-            continue;
-        if (store_lookup(fs->st, fs->ns, l->names[i], NULL, NULL) == 0)
-            continue; /* live here: listed with the local names */
-        rc = fn(l->names[i], ctx);
-    }
-    pthread_mutex_lock(&r->lock);
-    rlist_put(l);
-    pthread_mutex_unlock(&r->lock);
-    return rc;
+    return fs->remote ? fs->remote->t : NULL;
 }

@@ -140,15 +140,19 @@ static int fetch(struct ofs *fs, const char *key, const char *etag, uint64_t off
     struct fill f = {buf, 0, len};
     if (!c)
         return ENOMEM;
+    if (!etag[0]) { /* ofs_remote_lookup() makes no inode without one: never a mix */
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': no ETag to pin its version\n", key);
+        return EIO;
+    }
     tier_name(name, sizeof name, fs->ns, key, 0);
     uint64_t start = ofs_metrics_clock();
-    int rc = remote_get_if(c, name, etag[0] ? etag : NULL, off, len, fill_sink, &f, NULL);
+    int rc = remote_get_if(c, name, etag, off, len, fill_sink, &f, NULL);
     ofs_metrics_fetch_done(fs, start, rc != 0 && rc != REMOTE_ECHANGED && rc != REMOTE_ENOTFOUND);
     if (rc == 0 && f.len == len)
         return 0;
     if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND || rc == 0)
         return ENODATA; /* this version is gone from the remote (or shorter than it was) */
-    fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", key, remote_conn_message(c));
+    fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", key, ofs_remote_why(c, rc));
     return rc == ENOMEM ? ENOMEM : EIO;
 }
 

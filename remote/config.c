@@ -315,6 +315,7 @@ const char *remote_strerror(int err)
     case REMOTE_EPROTO: return "unexpected answer from the remote";
     case REMOTE_ESOURCE: return "the data source or sink failed";
     case REMOTE_ECHANGED: return "the object was replaced on the remote";
+    case REMOTE_ELIMIT: return "the remote's listing went past its bound of pages or time";
     default: return err > 0 ? strerror(err) : "unknown remote error";
     }
 }

@@ -44,8 +44,7 @@ static int resolve_all(void *lib, const char *file)
            resolve(lib, file, &api.easy_getinfo, "curl_easy_getinfo") &&
            resolve(lib, file, &api.easy_strerror, "curl_easy_strerror") &&
            resolve(lib, file, &api.slist_append, "curl_slist_append") &&
-           resolve(lib, file, &api.slist_free_all, "curl_slist_free_all") &&
-           resolve(lib, file, &api.getdate, "curl_getdate");
+           resolve(lib, file, &api.slist_free_all, "curl_slist_free_all");
 }
 
 static void load(void)

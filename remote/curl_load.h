@@ -51,7 +51,6 @@ typedef struct rcurl_api {
     const char *(*easy_strerror)(CURLcode code);
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
     void (*slist_free_all)(struct curl_slist *list);
-    time_t (*getdate)(const char *s, const time_t *unused);
 } rcurl_api;
 
 /* Loads libcurl (first call in the process; later calls return at once)

@@ -1,5 +1,8 @@
 /* list.c -- ListObjectsV2, page by page, and the access check built on
- * it. The query is written sorted (curl 7.88 signs it as given). */
+ * it. The query is written sorted (curl 7.88 signs it as given). A
+ * listing is bounded whatever the server answers: a repeated token ends
+ * it, so do REMOTE_LIST_PAGES pages and the caller's time bound; each
+ * page is read by answer.c, which believes only keys under the prefix. */
 #include "remote/remote_int.h"
 
 #include <errno.h>
@@ -42,72 +45,126 @@ static int page_query(rbuf *q, const char *token, const char *prefix, unsigned m
     return rc;
 }
 
-/* Calls FN for each <Contents> of one page; *TOKEN gets the next page's
- * token (malloc) or NULL on the last page. */
-static int page_parse(const rbuf *b, size_t strip, remote_list_fn fn, void *arg, char **token)
+/* The continuation tokens a listing has used, as 64-bit hashes: a token
+ * seen again means the listing loops (a server repeating its token would
+ * otherwise be listed for ever). At most one per page, pages bounded. */
+typedef struct seen {
+    uint64_t *h;
+    size_t n, cap;
+} seen;
+
+static uint64_t fnv64(const char *s)
 {
-    const char *p = b->p ? b->p : "", *end = p + b->len, *s, *e;
-    int oom = 0, rc = 0;
-    *token = NULL;
-    while (rc == 0 && xml_next(&p, end, "Contents", &s, &e)) {
-        const char *q = s;
-        char *key = xml_take(&q, e, "Key", &oom);
-        q = s;
-        char *size = xml_take(&q, e, "Size", &oom);
-        q = s;
-        char *mod = xml_take(&q, e, "LastModified", &oom);
-        if (key && strlen(key) > strip)
-            rc = fn(arg, key + strip, size ? strtoull(size, NULL, 10) : 0, mod ? iso8601_parse(mod) : 0);
-        free(key);
-        free(size);
-        free(mod);
-    }
-    p = b->p ? b->p : "";
-    char *trunc = xml_take(&p, end, "IsTruncated", &oom);
-    if (rc == 0 && trunc && strcmp(trunc, "true") == 0) {
-        p = b->p;
-        *token = xml_take(&p, end, "NextContinuationToken", &oom);
-        if (!*token && !oom)
-            rc = REMOTE_EPROTO;
-    }
-    free(trunc);
-    return oom ? ENOMEM : rc;
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
 }
 
-static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_page, remote_list_fn fn,
-                      void *arg)
+/* 1 when TOKEN was used before, else records it: 0, or ENOMEM. */
+static int seen_add(seen *s, const char *token)
+{
+    uint64_t h = fnv64(token);
+    for (size_t i = 0; i < s->n; i++)
+        if (s->h[i] == h)
+            return 1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        uint64_t *v = realloc(s->h, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        s->h = v;
+        s->cap = cap;
+    }
+    s->h[s->n++] = h;
+    return 0;
+}
+
+/* One page: asks for it (after TOKEN, NULL for the first), hands its keys
+ * to FN and puts the next token (or NULL) into *NEXT. */
+static int list_page(remote_conn *c, rq *q, const rbuf *prefix, size_t strip, const char *token,
+                     unsigned max, remote_list_fn fn, void *arg, char **next)
+{
+    rbuf qs = {0};
+    char why[160] = "";
+    int rc = page_query(&qs, token, prefix->p, max);
+    *next = NULL;
+    q->query = qs.p;
+    if (rc)
+        rq_fail(c, q, "out of memory");
+    else
+        rc = rq_run(c, q);
+    if (!rc && q->resp.over) {
+        rq_fail(c, q, "listing page larger than 16 MiB");
+        rc = REMOTE_EPROTO;
+    }
+    if (!rc) {
+        rc = list_page_parse(q->resp.p, q->resp.len, prefix->p, strip, fn, arg, next, why, sizeof why);
+        if (rc == REMOTE_EPROTO || rc == ENOMEM)
+            rq_fail(c, q, "%s", rc == ENOMEM ? "out of memory" : why);
+    }
+    rbuf_free(&q->resp);
+    rbuf_free(&qs);
+    q->query = NULL;
+    return rc;
+}
+
+static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_page,
+                      const remote_list_bounds *b, remote_list_fn fn, void *arg)
 {
     rbuf prefix = {0};
-    char *token = NULL;
+    seen used = {0};
+    char *token = NULL, *next = NULL;
+    unsigned pages = 0, max_pages = b && b->max_pages ? b->max_pages : REMOTE_LIST_PAGES;
+    rq q = {.label = one_page ? "CHECK" : "LIST", .method = "GET"};
+    if (b) {
+        q.stop = b->stop;
+        q.stop_arg = b->stop_arg;
+        q.deadline_ns = b->max_ms ? rq_now_ns() + b->max_ms * 1000000u : 0;
+    }
     int rc = full_prefix(c->r, sub, &prefix);
     size_t strip = *c->r->prefix ? strlen(c->r->prefix) + 1 : 0;
-    do {
-        rbuf qs = {0};
-        rc = rc ? rc : page_query(&qs, token, prefix.p, max);
-        rq q = {.label = one_page ? "CHECK" : "LIST", .method = "GET", .query = qs.p};
-        if (!rc)
-            rc = rq_run(c, &q);
+    if (rc)
+        rq_fail(c, &q, "out of memory");
+    while (rc == 0) {
+        rc = list_page(c, &q, &prefix, strip, token, max, fn, arg, &next);
         free(token);
-        token = NULL;
-        if (!rc && q.resp.over) {
-            rq_fail(c, &q, "listing page too large");
-            rc = REMOTE_EPROTO;
+        token = next;
+        next = NULL;
+        if (rc || !token || one_page)
+            break;
+        if ((rc = seen_add(&used, token)) != 0) {
+            if (rc == 1)
+                rq_fail(c, &q, "the server repeated continuation token '%.100s': the listing would "
+                               "never end", token);
+            else
+                rq_fail(c, &q, "out of memory");
+            rc = rc == 1 ? REMOTE_EPROTO : rc;
+        } else if (++pages >= max_pages) {
+            rq_fail(c, &q, "more than %u pages: past the listing's bound", max_pages);
+            rc = REMOTE_ELIMIT;
+        } else if ((rc = rq_bounds(&q)) == REMOTE_ELIMIT) {
+            rq_fail(c, &q, "not finished within its time bound (%llu ms)",
+                    (unsigned long long)(b ? b->max_ms : 0));
+        } else if (rc) {
+            rq_fail(c, &q, "stopped by its caller (%s)", remote_strerror(rc));
         }
-        if (!rc)
-            rc = page_parse(&q.resp, strip, fn, arg, &token);
-        if (rc == REMOTE_EPROTO && !c->msg[0])
-            rq_fail(c, &q, "truncated listing without a continuation token");
-        rbuf_free(&q.resp);
-        rbuf_free(&qs);
-    } while (rc == 0 && token && !one_page);
+    }
     free(token);
+    free(used.h);
     rbuf_free(&prefix);
     return rc;
 }
 
 int remote_list(remote_conn *c, const char *prefix, remote_list_fn fn, void *arg)
 {
-    return list_pages(c, prefix ? prefix : "", c->r->opt.list_page, 0, fn, arg);
+    return remote_list_bounded(c, prefix, NULL, fn, arg);
+}
+
+int remote_list_bounded(remote_conn *c, const char *prefix, const remote_list_bounds *b,
+                        remote_list_fn fn, void *arg)
+{
+    return list_pages(c, prefix ? prefix : "", c->r->opt.list_page, 0, b, fn, arg);
 }
 
 static int count_one(void *arg, const char *name, uint64_t size, int64_t mtime)
@@ -122,5 +179,5 @@ static int count_one(void *arg, const char *name, uint64_t size, int64_t mtime)
 int remote_check(remote_conn *c)
 {
     unsigned n = 0;
-    return list_pages(c, "", 1, 1, count_one, &n);
+    return list_pages(c, "", 1, 1, NULL, count_one, &n);
 }

@@ -164,7 +164,8 @@ int remote_get_first(remote_conn *c, const char *name, uint64_t len, remote_sink
         return rc;
     }
     if (q.status == 206) {
-        if (!q.range_total) {
+        if (!q.range_total) { /* rq_run() checked every 206: not reached */
+            rq_fail(c, &q, "a 206 answer without the object's length");
             remote_info_clear(out);
             return REMOTE_EPROTO;
         }

@@ -62,6 +62,7 @@ extern "C" {
 #define REMOTE_EPROTO    (REMOTE_ERR_BASE - 6) /* any other HTTP status, or an answer not understood */
 #define REMOTE_ESOURCE   (REMOTE_ERR_BASE - 7) /* the caller's source or sink callback failed */
 #define REMOTE_ECHANGED  (REMOTE_ERR_BASE - 8) /* the object is no longer the version asked for (412) */
+#define REMOTE_ELIMIT    (REMOTE_ERR_BASE - 9) /* a listing past its bound of pages or time */
 
 /* Returns a static description of any code above or errno. Never NULL. */
 const char *remote_strerror(int err);
@@ -235,11 +236,37 @@ int remote_delete(remote_conn *c, const char *name);
 typedef int (*remote_list_fn)(void *arg, const char *name, uint64_t size, int64_t mtime);
 
 /* Lists every object whose name starts with PREFIX (relative to the
- * remote's prefix; "" for all), in name order, page by page (1000 a page)
- * so any number of objects is listed in bounded memory.
+ * remote's prefix; "" for all), page by page (1000 a page) so any number
+ * of objects is listed in bounded memory. The names come in the order the
+ * server sends them: S3 sends byte order, but nothing here relies on it,
+ * so a caller that needs an order sorts. Only keys that start with
+ * "REMOTE_PREFIX/PREFIX" and are longer are handed on; a server's other
+ * keys are skipped. The listing ends with an error rather than run on: a
+ * page that repeats a continuation token already used (REMOTE_EPROTO), or
+ * more than REMOTE_LIST_PAGES pages (REMOTE_ELIMIT).
  * Errors: REMOTE_ENOBUCKET, REMOTE_EDENIED, REMOTE_EDOWN, REMOTE_EPROTO,
- * ENOMEM, or FN's nonzero value. */
+ * REMOTE_ELIMIT, ENOMEM, or FN's nonzero value. */
 int remote_list(remote_conn *c, const char *prefix, remote_list_fn fn, void *arg);
+
+/* Bounds of one listing (remote_list_bounded()); zero fields take the
+ * defaults. */
+typedef struct remote_list_bounds {
+    unsigned max_pages;     /* at most this many pages, 0: REMOTE_LIST_PAGES */
+    uint64_t max_ms;        /* the whole listing ends within this many ms, 0:
+                               only each request's own bound (remote_bound_ms()) */
+    int (*stop)(void *arg); /* when not NULL: asked between pages and at least
+                               once a second while a page comes; a nonzero
+                               value ends the listing with that value */
+    void *stop_arg;
+} remote_list_bounds;
+#define REMOTE_LIST_PAGES 10000u /* 10 million objects */
+
+/* remote_list() within the bounds B (NULL: the defaults): past max_pages
+ * or max_ms it ends with REMOTE_ELIMIT (what was handed to FN stays
+ * handed); STOP's value ends it at once. Errors: as remote_list(), or
+ * STOP's value. */
+int remote_list_bounded(remote_conn *c, const char *prefix, const remote_list_bounds *b,
+                        remote_list_fn fn, void *arg);
 
 /* Checks that the bucket exists and that the credentials may list the
  * prefix (one small listing): what init and mount time call to give a

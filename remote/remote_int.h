@@ -38,6 +38,17 @@ typedef struct rbuf {
 int rbuf_add(rbuf *b, const void *data, size_t n);
 void rbuf_free(rbuf *b);
 
+/* The longest ETag kept (an If-Match header carries it back), and the
+ * longest continuation token taken from a listing; S3's are far shorter. */
+#define REMOTE_ETAG_MAX 127
+#define REMOTE_TOKEN_MAX 1024
+
+/* A Content-Range "bytes FIRST-LAST/TOTAL". */
+typedef struct crange {
+    uint64_t first, last, total;
+    int known; /* TOTAL was a number (not "*") */
+} crange;
+
 /* One S3 request, run with retries by rq_run(). Zero-initialise, fill in
  * what applies. */
 typedef struct rq {
@@ -70,8 +81,21 @@ typedef struct rq {
     double moved_at;    /* monotonic seconds of the last byte moved */
     curl_off_t moved;   /* bytes moved (up + down) at moved_at */
     int range_ignored;  /* a 200 (whole body) answered a range not at 0 */
-    char etag[128];     /* ETag asked for, or of the first answer: a resumed GET must match it */
+    char etag[REMOTE_ETAG_MAX + 1]; /* ETag asked for, or of the first answer: a resumed GET must match it */
     int must_match;     /* the caller gave the ETag: If-Match on every attempt */
+    /* a 206 answer is checked against the range asked (answer.c) */
+    char crange[96];    /* this answer's Content-Range ("" when none) */
+    uint64_t att_from;  /* first byte this attempt asked for */
+    uint64_t att_delivered; /* q->delivered when this attempt began */
+    int range_checked;  /* this answer's Content-Range was checked */
+    crange cr;          /* ... and what it said */
+    uint64_t total_seen; /* the object length the first 206 gave (0: none yet) */
+    char bad[256];      /* why the answer was refused ("" when it was not) */
+    /* bounds of the whole operation (a listing): set by the caller */
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC ns by which it must end, 0: none */
+    int (*stop)(void *arg); /* nonzero: abort now with that value */
+    void *stop_arg;
+    int stopped;        /* the value stop() or the deadline gave */
 } rq;
 
 /* Runs Q on C: builds the URL, signs (SigV4), retries transient failures
@@ -82,7 +106,16 @@ typedef struct rq {
  * (up to 16 MiB); the caller frees it with rbuf_free(). */
 int rq_run(remote_conn *c, rq *q);
 
-/* Writes into C's message: "LABEL s3://BUCKET/PREFIX/NAME: " + the text. */
+/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
+uint64_t rq_now_ns(void);
+
+/* Q's own bounds: asks Q->stop (when set) and Q->deadline_ns (when set);
+ * 0 to go on, else the value to stop with (REMOTE_ELIMIT past the
+ * deadline), also kept in Q->stopped. */
+int rq_bounds(rq *q);
+
+/* Writes into C's message: "LABEL s3://BUCKET/PREFIX/NAME: " + the text,
+ * escaped whole (text_escape()). */
 void rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -101,6 +134,62 @@ char *xml_take(const char **p, const char *end, const char *tag, int *oom);
 /* Bounds of the next <TAG>...</TAG> element's content in [*P, END): 1 and
  * [*S, *E) when found, *P past it; 0 when none. */
 int xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e);
+
+/* Writes S into OUT (CAP bytes, always terminated, cut only between
+ * characters) with every control character escaped: \n, \r, \t, \\,
+ * \xHH for other C0 bytes, DEL and bytes that are not UTF-8, \uHHHH for
+ * C1 controls, line separators and bidirectional overrides. Returns the
+ * length written. Every text of an answer shown in a message goes
+ * through it (rq_fail() does it), so no server writes into a log. */
+size_t text_escape(char *out, size_t cap, const char *s);
+
+/* ---- answer.c: reading answers (no libcurl: the fuzz target drives it) */
+
+/* Parses N bytes at S as a decimal number (digits only, no sign, no
+ * overflow) into *OUT: 0, or -1 when it is not one. */
+int dec_parse(const char *s, size_t n, uint64_t *out);
+
+/* An HTTP date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") as Unix
+ * seconds; 0 when malformed. */
+int64_t http_date_parse(const char *s);
+
+/* The value of header line LINE (N bytes, with or without CRLF) when it is
+ * header NAME (any case), blanks trimmed, as a new string (malloc); NULL
+ * when it is another header (or no memory). */
+char *hdr_value(const char *line, size_t n, const char *name);
+
+/* 1 when ETAG can pin a version: 1 to REMOTE_ETAG_MAX printable ASCII
+ * bytes without blanks; else 0 (then it is treated as absent). */
+int etag_ok(const char *etag);
+
+/* Takes header line LINE (N bytes) into IN when it is one remote_info
+ * holds (Content-Length, Last-Modified, ETag, x-amz-meta-*); numbers that
+ * are not numbers count as absent. Sets *OOM without memory. */
+void hdr_info(remote_info *in, const char *line, size_t n, int *oom);
+
+/* Parses Content-Range value V into *OUT: 0; 1 for a "*" total; -1 when
+ * malformed. */
+int crange_parse(const char *v, crange *out);
+
+/* Checks Content-Range V of a 206 against the range asked, bytes FROM to
+ * TO (UINT64_MAX: to the end): it must start at FROM, end at TO or at the
+ * object's last byte, whichever comes first, and give the length. 0 and
+ * *OUT; or -1 with the reason (quoting V) in WHY. */
+int crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *why, size_t whylen);
+
+/* The <Code> of error body BODY (N bytes) into OUT (CAP bytes), "" when
+ * none. Not escaped: rq_fail() does it. */
+void s3_error_code(const char *body, size_t n, char *out, size_t cap);
+
+/* Reads one ListObjectsV2 page BODY (N bytes): calls FN(ARG) for each key
+ * that starts with WANT and is longer, with the name after its first
+ * STRIP bytes (STRIP <= strlen(WANT)); other keys are skipped. *TOKEN
+ * gets the next page's continuation token (malloc, yours) or NULL on the
+ * last page. Returns 0, ENOMEM, FN's nonzero value, or REMOTE_EPROTO
+ * with the reason in WHY (not a listing; truncated without a token, or
+ * with one longer than REMOTE_TOKEN_MAX). */
+int list_page_parse(const char *body, size_t n, const char *want, size_t strip, remote_list_fn fn,
+                    void *arg, char **token, char *why, size_t whylen);
 
 /* Parses an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SS[.fff]Z": Unix seconds,
  * or 0 when malformed. */

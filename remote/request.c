@@ -70,18 +70,23 @@ void remote_conn_free(remote_conn *c)
 const char *remote_conn_message(const remote_conn *c) { return c->msg; }
 unsigned remote_conn_attempts(const remote_conn *c) { return c->attempts; }
 
+/* The message may quote the server (an error code, a Content-Range, a
+ * token): it is escaped whole, so no answer writes control characters
+ * into a log. */
 void rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
 {
     const remote *r = c->r;
-    int n = snprintf(c->msg, sizeof c->msg, "%s s3://%s%s%s%s%s: ", q->label, r->bucket,
+    char raw[REMOTE_MSG_MAX];
+    int n = snprintf(raw, sizeof raw, "%s s3://%s%s%s%s%s: ", q->label, r->bucket,
                      *r->prefix || q->name ? "/" : "", r->prefix,
                      *r->prefix && q->name ? "/" : "", q->name ? q->name : "");
-    if (n < 0 || (size_t)n >= sizeof c->msg)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->msg + n, sizeof c->msg - (size_t)n, fmt, ap);
-    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof raw) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(raw + n, sizeof raw - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    text_escape(c->msg, sizeof c->msg, raw);
 }
 
 /* ---- URL -------------------------------------------------------------- */
@@ -137,6 +142,24 @@ typedef struct att {
 
 static int status_ok(long s) { return s >= 200 && s < 300; }
 
+/* Checks this attempt's 206 against the range it asked for (answer.c):
+ * 0, or -1 with q->bad set. Every 206 of one request must give the same
+ * object length. */
+static int range_answer_ok(rq *q)
+{
+    uint64_t to = q->range_len == UINT64_MAX ? UINT64_MAX : q->range_off + q->range_len - 1;
+    q->range_checked = 1;
+    if (crange_check(q->crange, q->att_from, to, &q->cr, q->bad, sizeof q->bad))
+        return -1;
+    if (q->total_seen && q->cr.total != q->total_seen) {
+        snprintf(q->bad, sizeof q->bad, "the object's length changed from %llu to %llu (Content-Range '%s')",
+                 (unsigned long long)q->total_seen, (unsigned long long)q->cr.total, q->crange);
+        return -1;
+    }
+    q->total_seen = q->range_total = q->cr.total;
+    return 0;
+}
+
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     att *a = arg;
@@ -145,6 +168,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     long status = 0;
     a->c->r->cu->easy_getinfo(a->c->h, CURLINFO_RESPONSE_CODE, &status);
     if (status_ok(status) && q->sink) {
+        if (status == 206 && q->ranged && !q->range_checked && range_answer_ok(q) != 0)
+            return 0; /* not the bytes asked for: none reach the sink */
         if (status == 200 && q->ranged && q->range_off + q->delivered > 0 && !q->range_ignored) {
             q->range_ignored = 1; /* the server sent the whole object */
             return 0;
@@ -179,66 +204,29 @@ static size_t on_read(char *buf, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static char *header_value(const char *line, size_t n, const char *name)
-{
-    size_t k = strlen(name);
-    if (n <= k + 1 || strncasecmp(line, name, k) != 0 || line[k] != ':')
-        return NULL;
-    const char *v = line + k + 1, *end = line + n;
-    while (v < end && (*v == ' ' || *v == '\t'))
-        v++;
-    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
-        end--;
-    return strndup(v, (size_t)(end - v));
-}
-
-static void info_header(const rcurl_api *cu, remote_info *in, const char *line, size_t n, int *oom)
-{
-    char *v;
-    if ((v = header_value(line, n, "content-length"))) {
-        in->length = strtoull(v, NULL, 10);
-    } else if ((v = header_value(line, n, "last-modified"))) {
-        time_t t = cu->getdate(v, NULL);
-        in->mtime = t > 0 ? (int64_t)t : 0;
-    } else if ((v = header_value(line, n, "etag"))) {
-        free(in->etag);
-        in->etag = v;
-        return;
-    } else if ((v = header_value(line, n, "x-amz-meta-tool"))) {
-        free(in->tool);
-        if (!(in->tool = enc_decode(v, strlen(v))))
-            *oom = 1;
-    } else if ((v = header_value(line, n, "x-amz-meta-call-id"))) {
-        free(in->call_id);
-        if (!(in->call_id = enc_decode(v, strlen(v))))
-            *oom = 1;
-    } else if ((v = header_value(line, n, "x-amz-meta-size"))) {
-        in->size = strtoull(v, NULL, 10);
-    } else if ((v = header_value(line, n, "x-amz-meta-created"))) {
-        in->created = strtoll(v, NULL, 10);
-    }
-    free(v);
-}
-
 static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
 {
     att *a = arg;
     size_t n = size * nmemb;
     rq *q = a->q;
     char *etag;
-    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0 && q->info) {
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         /* a new answer (after a 100 Continue too): start over */
-        remote_info_clear(q->info);
-        q->range_total = 0;
-    } else if (q->info && (etag = header_value(line, n, "content-range"))) {
-        const char *slash = strchr(etag, '/'); /* "bytes FIRST-LAST/TOTAL" */
-        q->range_total = slash ? strtoull(slash + 1, NULL, 10) : 0;
+        if (q->info)
+            remote_info_clear(q->info);
+        q->crange[0] = '\0';
+    } else if ((etag = hdr_value(line, n, "content-range"))) {
+        if (strlen(etag) < sizeof q->crange)
+            memcpy(q->crange, etag, strlen(etag) + 1);
+        else /* too long to be a range of ours: refused as malformed */
+            snprintf(q->crange, sizeof q->crange, "%.60s...", etag);
         free(etag);
     } else if (q->info) {
-        info_header(a->c->r->cu, q->info, line, n, &a->oom);
+        hdr_info(q->info, line, n, &a->oom);
     }
-    if (q->ranged && !q->etag[0] && (etag = header_value(line, n, "etag"))) {
-        snprintf(q->etag, sizeof q->etag, "%s", etag);
+    if (q->ranged && !q->etag[0] && (etag = hdr_value(line, n, "etag"))) {
+        if (etag_ok(etag)) /* else none: a resumed read then stops (rq_run) */
+            memcpy(q->etag, etag, strlen(etag) + 1);
         free(etag);
     }
     return n;
@@ -249,6 +237,24 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t rq_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The operation's own bounds (a listing's deadline, its caller's stop):
+ * 0 to go on, else the value to end with (kept in q->stopped). */
+int rq_bounds(rq *q)
+{
+    if (!q->stopped && q->stop)
+        q->stopped = q->stop(q->stop_arg);
+    if (!q->stopped && q->deadline_ns && rq_now_ns() >= q->deadline_ns)
+        q->stopped = REMOTE_ELIMIT;
+    return q->stopped;
 }
 
 /* The stall limit. CURLOPT_LOW_SPEED_* averages over a window of seconds,
@@ -263,6 +269,8 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
     double t = now_s();
     (void)dltotal;
     (void)ultotal;
+    if (rq_bounds(q)) /* libcurl calls this at least once a second */
+        return 1;
     if (dlnow + ulnow != q->moved || q->moved_at == 0) {
         q->moved = dlnow + ulnow;
         q->moved_at = t;
@@ -371,21 +379,25 @@ static void attempt_setup(remote_conn *c, rq *q, att *a, const char *url, struct
     }
 }
 
-/* The S3 error code of an error body ("NoSuchKey"), or "". */
-static void error_code(const rbuf *b, char *out, size_t n)
-{
-    out[0] = '\0';
-    if (!b->p)
-        return;
-    const char *p = b->p;
-    int oom = 0;
-    char *code = xml_take(&p, b->p + b->len, "Code", &oom);
-    if (code)
-        snprintf(out, n, "%s", code);
-    free(code);
-}
-
 enum { A_OK, A_RETRY, A_FAIL };
+
+/* A 206 that came whole: its Content-Range was the range asked (checked
+ * here when no body byte came) and the body is exactly that long. */
+static int range_verdict(remote_conn *c, rq *q, int *rc)
+{
+    uint64_t got = q->delivered - q->att_delivered;
+    if (!q->range_checked && range_answer_ok(q) != 0) {
+        *rc = REMOTE_EPROTO;
+        rq_fail(c, q, "%s", q->bad);
+        return A_FAIL;
+    }
+    if (got != q->cr.last - q->cr.first + 1) {
+        *rc = REMOTE_EPROTO;
+        rq_fail(c, q, "%llu bytes came for Content-Range '%s'", (unsigned long long)got, q->crange);
+        return A_FAIL;
+    }
+    return A_OK;
+}
 
 /* Classifies one finished attempt; on A_FAIL sets *RC and the message. */
 static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
@@ -393,6 +405,19 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
     if (a->oom) {
         *rc = ENOMEM;
         rq_fail(c, q, "out of memory");
+        return A_FAIL;
+    }
+    if (q->stopped) {
+        *rc = q->stopped;
+        if (q->stopped == REMOTE_ELIMIT)
+            rq_fail(c, q, "not finished within its time bound");
+        else
+            rq_fail(c, q, "stopped by its caller (%s)", remote_strerror(q->stopped));
+        return A_FAIL;
+    }
+    if (q->bad[0]) {
+        *rc = REMOTE_EPROTO;
+        rq_fail(c, q, "%s", q->bad);
         return A_FAIL;
     }
     if (q->range_ignored) {
@@ -418,10 +443,12 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
         return fatal ? A_FAIL : A_RETRY;
     }
     c->r->cu->easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &q->status);
+    if (q->status == 206 && q->ranged)
+        return range_verdict(c, q, rc);
     if (status_ok(q->status) || (q->ranged && q->status == 416))
         return A_OK;
     char code[64];
-    error_code(&q->resp, code, sizeof code);
+    s3_error_code(q->resp.p, q->resp.len, code, sizeof code);
     rq_fail(c, q, "HTTP %ld%s%s", q->status, code[0] ? " " : "", code);
     if (q->status == 429 || q->status >= 500) {
         *rc = REMOTE_EDOWN;
@@ -455,8 +482,11 @@ int rq_run(remote_conn *c, rq *q)
     c->attempts = 0;
     q->must_match = q->etag[0] != '\0'; /* set by the caller: If-Match from the start */
     int rc = build_url(c->r, q, &url);
-    if (rc)
+    if (rc) {
+        rq_fail(c, q, "out of memory");
+        rbuf_free(&url);
         return rc;
+    }
     unsigned backoff = c->r->opt.backoff_ms;
     for (unsigned i = 0;; i++) {
         att a = {c, q, 0};
@@ -468,6 +498,11 @@ int rq_run(remote_conn *c, rq *q)
         q->stalled = 0;
         q->moved = 0;
         q->moved_at = 0;
+        q->att_from = q->range_off + q->delivered;
+        q->att_delivered = q->delivered;
+        q->range_checked = 0;
+        q->crange[0] = '\0';
+        q->bad[0] = '\0';
         c->errbuf[0] = '\0';
         c->attempts++;
         attempt_setup(c, q, &a, url.p, h);
@@ -479,8 +514,15 @@ int rq_run(remote_conn *c, rq *q)
             rc = 0;
             break;
         }
-        if (v == A_FAIL || i >= c->r->opt.retries)
+        if (v == A_FAIL || i >= c->r->opt.retries || rq_bounds(q))
             break;
+        if (q->ranged && q->delivered > 0 && !q->etag[0]) {
+            /* Nothing pins the version the bytes so far came from: a
+             * resumed GET could append another's. */
+            size_t n = strlen(c->msg);
+            snprintf(c->msg + n, sizeof c->msg - n, "; not resumed: the answer had no usable ETag");
+            break;
+        }
         sleep_ms(backoff);
         backoff *= 4;
     }

@@ -143,3 +143,67 @@ int64_t iso8601_parse(const char *s)
     time_t t = timegm(&tm);
     return t < 0 ? 0 : (int64_t)t;
 }
+
+/* The code point of the UTF-8 sequence at S (N bytes left) and its length
+ * in *LEN; -1 when the bytes are not well-formed UTF-8 (overlong forms,
+ * surrogates and values past U+10FFFF included). */
+static long utf8_get(const unsigned char *s, size_t n, size_t *len)
+{
+    static const long min[] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t k = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (s[0] >= 0xf5 || k == 0 || k > n)
+        return -1;
+    long cp = s[0] & (0x7f >> k);
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return -1;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    *len = k;
+    return cp;
+}
+
+/* Code points a terminal or a log viewer acts on rather than shows: C1
+ * controls, the line and paragraph separators and the bidirectional
+ * overrides, which can make a log line read as another. */
+static int cp_hidden(long cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f ||
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t text_escape(char *out, size_t cap, const char *in)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    size_t o = 0, n = strlen(in);
+    if (cap == 0)
+        return 0;
+    for (size_t i = 0; i < n;) {
+        char e[16];
+        size_t k = 1, len;
+        long cp = s[i] < 0x80 ? s[i] : utf8_get(s + i, n - i, &k);
+        if (cp == '\\')
+            len = (size_t)snprintf(e, sizeof e, "\\\\");
+        else if (cp == '\n' || cp == '\r' || cp == '\t')
+            len = (size_t)snprintf(e, sizeof e, "\\%c", cp == '\n' ? 'n' : cp == '\r' ? 'r' : 't');
+        else if (cp < 0x20 || cp == 0x7f) { /* -1: a byte that is not UTF-8 */
+            len = (size_t)snprintf(e, sizeof e, "\\x%02x", s[i]);
+            k = 1;
+        } else if (cp_hidden(cp))
+            len = (size_t)snprintf(e, sizeof e, "\\u%04lx", (unsigned long)cp);
+        else
+            len = 0;
+        const char *src = len ? e : (const char *)s + i;
+        if (!len)
+            len = k;
+        if (o + len >= cap)
+            break; /* never half an escape or half a character */
+        memcpy(out + o, src, len);
+        o += len;
+        i += k;
+    }
+    out[o] = '\0';
+    return o;
+}

@@ -95,18 +95,23 @@ int tier_lookup_first(tier *t, remote_conn *c, const char *ns, const char *key, 
     return rc == 0 ? TIER_ETOMB : rc;
 }
 
-int tier_list(tier *t, remote_conn *c, const char *ns, remote_list_fn fn, void *arg)
+int tier_list(tier *t, remote_conn *c, const char *ns, const remote_list_bounds *b, remote_list_fn fn,
+              void *arg)
 {
     char prefix[STORE_NAME_MAX + 2];
     (void)t;
     snprintf(prefix, sizeof prefix, "%s/", ns ? ns : STORE_DEFAULT_NAMESPACE);
-    list_ctx lc = {fn, arg, strlen(prefix)};
-    return remote_list(c, prefix, tier_list_strip, &lc);
+    list_ctx lc = {fn, arg, prefix, strlen(prefix)};
+    return remote_list_bounded(c, prefix, b, tier_list_strip, &lc);
 }
 
 int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime)
 {
     list_ctx *lc = arg;
+    /* remote_list() hands on only names under "NS/"; checked again here,
+     * as the length must be before skipping past it. */
+    if (strncmp(name, lc->ns, lc->skip) != 0 || !name[lc->skip])
+        return 0;
     const char *key = name + lc->skip;
     if (strchr(key, '/')) /* not a result: a deeper object someone else put */
         return 0;

@@ -135,8 +135,12 @@ int tier_lookup_first(tier *t, remote_conn *c, const char *ns, const char *key, 
                       remote_sink_fn sink, void *arg, uint64_t *got, remote_info *info);
 
 /* Calls FN for each result of NS on the remote (KEY without the "NS/"),
- * in byte order. Errors: as remote_list(). */
-int tier_list(tier *t, remote_conn *c, const char *ns, remote_list_fn fn, void *arg);
+ * in the order the server sends (remote_list(): sort when you need one),
+ * within the bounds B (NULL: remote_list()'s defaults). Only objects
+ * exactly one level under "NS/" are results; others are skipped.
+ * Errors: as remote_list_bounded(). */
+int tier_list(tier *t, remote_conn *c, const char *ns, const remote_list_bounds *b, remote_list_fn fn,
+              void *arg);
 
 #ifdef __cplusplus
 }

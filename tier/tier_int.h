@@ -13,7 +13,8 @@ struct tier {
 typedef struct list_ctx {
     remote_list_fn fn;
     void *arg;
-    size_t skip;
+    const char *ns; /* "NS/" */
+    size_t skip;    /* its length */
 } list_ctx;
 int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime);
 

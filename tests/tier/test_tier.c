@@ -232,7 +232,7 @@ static void list_should_give_the_namespace_keys_only(void **state)
     assert_int_equal(tier_put(f->ta, f->ca, "ab", "k3", "333", 3, NULL, NULL, NULL), 0);
     assert_int_equal(tier_remove(f->ta, f->ca, "a", "k2"), 0);
     assert_int_equal(remote_put_buf(f->ca, "a/deeper/obj", "z", 1, NULL), 0);
-    assert_int_equal(tier_list(f->tb, f->cb, "a", take, &k), 0);
+    assert_int_equal(tier_list(f->tb, f->cb, "a", NULL, take, &k), 0);
     assert_int_equal(k.n, 1);
     assert_string_equal(k.k[0], "k1");
     assert_int_equal(k.size[0], 1);

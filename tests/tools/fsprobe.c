@@ -132,6 +132,8 @@ static int cmd_pread(int argc, char **argv)
     n = pread(fd, buf, len, off);
     if (n < 0) {
         fprintf(stderr, "fsprobe: pread: %s\n", strerrorname_np(errno));
+        free(buf);
+        close(fd);
         return 1;
     }
     fwrite(buf, 1, (size_t)n, stdout);

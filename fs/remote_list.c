@@ -1,0 +1,356 @@
+/* remote_list.c -- the remote's names of the namespace, for readdir.
+ *
+ * Why it is shaped so:
+ * - The kernel serialises lookups and readdirs of one directory (libfuse
+ *   3.14 never asks it for parallel directory operations), and a process
+ *   waiting on a FUSE request cannot be killed until the daemon answers.
+ *   So no readdir fetches a listing itself: a thread of this mount (the
+ *   lister) does, and a readdir waits for it at most OFS_REMOTE_LIST_WAIT
+ *   seconds, then answers with what there is. A lookup of a local result
+ *   in the mount root therefore waits at most that long, whatever the
+ *   remote does, and so does an ls. A readdir whose caller got a signal
+ *   (the kernel interrupts the request) stops waiting at once.
+ * - A listing is a snapshot: the names sorted and made unique here, in one
+ *   block, shared by reference. The order and the uniqueness of what the
+ *   server sends are not relied on (a server that lists out of order would
+ *   otherwise lose names: readdir resumes after the last name sent).
+ * - A directory handle keeps the snapshot its first remote batch used, so
+ *   one ls fetches the listing once, whatever remote_ttl is, and its later
+ *   batches and seeks count in the same names.
+ * - Between handles a snapshot is reused for remote_ttl seconds; one that
+ *   came after its readdir stopped waiting is used by the next readdir
+ *   whatever its age. Until a new one comes, the last one is served.
+ * - Bounds, whatever the server answers (doc/remote.md, "Listings"): at
+ *   most remote_list_max names (and OFS_REMOTE_LIST_BYTES of them), at
+ *   most remote_list_seconds per fetch, and a repeated continuation token
+ *   ends it (remote_list_bounded()). Past a bound the fetch fails, logged;
+ *   the last good snapshot (or none) is served and the remote is not
+ *   listed again for OFS_REMOTE_LIST_BACKOFF seconds.
+ */
+#include "fs/fs.h"
+#include "tier/tier.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OFS_REMOTE_LIST_BACKOFF 10.0
+#define LIST_FULL E2BIG /* rl_add(): past a bound of names */
+
+struct ofs_rlist {
+    int refs;      /* under the cache's lock */
+    size_t n;
+    char **names;  /* sorted, unique; into buf */
+    char *buf;     /* the names, each ended by a NUL */
+};
+
+struct ofs_rlists {
+    pthread_mutex_t lock;
+    pthread_cond_t want;     /* wanted or quit was set */
+    pthread_cond_t done;     /* a fetch ended */
+    pthread_t lister;
+    int running;             /* the lister was started */
+    int quit;                /* it is to end (unmount) */
+    int wanted;              /* a readdir wants a new listing */
+    int fetching;            /* the lister is fetching one */
+    unsigned long gen;       /* fetches ended so far */
+    struct ofs_rlist *last;  /* the last good listing, or NULL */
+    int unused;              /* no readdir has taken it yet */
+    double at, failed_at;    /* when it came; the last failure */
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int ofs_rlists_init(struct ofs *fs)
+{
+    struct ofs_rlists *rl = calloc(1, sizeof *rl);
+    if (!rl)
+        return ENOMEM;
+    pthread_mutex_init(&rl->lock, NULL);
+    pthread_cond_init(&rl->want, NULL);
+    pthread_cond_init(&rl->done, NULL);
+    rl->failed_at = -OFS_REMOTE_LIST_BACKOFF;
+    fs->rlists = rl;
+    return 0;
+}
+
+static void rlist_free(struct ofs_rlist *l)
+{
+    if (!l)
+        return;
+    free(l->names);
+    free(l->buf);
+    free(l);
+}
+
+/* Drops a reference, with the cache's lock held. */
+static void rlist_put(struct ofs_rlist *l)
+{
+    if (l && --l->refs == 0)
+        rlist_free(l);
+}
+
+void ofs_rlists_free(struct ofs *fs)
+{
+    struct ofs_rlists *rl = fs->rlists;
+    if (!rl)
+        return;
+    pthread_mutex_lock(&rl->lock);
+    rl->quit = 1; /* a fetch under way stops within about a second */
+    pthread_cond_signal(&rl->want);
+    pthread_mutex_unlock(&rl->lock);
+    if (rl->running)
+        pthread_join(rl->lister, NULL);
+    rlist_put(rl->last);
+    pthread_cond_destroy(&rl->done);
+    pthread_cond_destroy(&rl->want);
+    pthread_mutex_destroy(&rl->lock);
+    free(rl);
+    fs->rlists = NULL;
+}
+
+void ofs_remote_list_drop(struct ofs *fs, struct ofs_rlist *l)
+{
+    if (!l || !fs->rlists)
+        return;
+    pthread_mutex_lock(&fs->rlists->lock);
+    rlist_put(l);
+    pthread_mutex_unlock(&fs->rlists->lock);
+}
+
+/* ---- fetching ---------------------------------------------------------- */
+
+/* A listing being read: names appended to one buffer, their offsets apart
+ * (the buffer moves as it grows). */
+struct build {
+    char *buf;
+    size_t len, cap;
+    size_t *off;
+    size_t n, ncap, max;
+};
+
+static int rl_add(void *arg, const char *name, uint64_t size, int64_t mtime)
+{
+    struct build *b = arg;
+    size_t len = strlen(name) + 1;
+    (void)size;
+    (void)mtime;
+    if (store_name_check(name, len - 1) != 0)
+        return 0; /* not a key this mount could show */
+    if (b->n >= b->max || b->len + len > OFS_REMOTE_LIST_BYTES)
+        return LIST_FULL;
+    if (b->n == b->ncap) {
+        size_t cap = b->ncap ? 2 * b->ncap : 256;
+        size_t *v = realloc(b->off, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        b->off = v;
+        b->ncap = cap;
+    }
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8192;
+        while (cap < b->len + len)
+            cap *= 2;
+        char *p = realloc(b->buf, cap);
+        if (!p)
+            return ENOMEM;
+        b->buf = p;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, name, len);
+    b->off[b->n++] = b->len;
+    b->len += len;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The snapshot B was building, sorted and unique (B is emptied). */
+static struct ofs_rlist *build_finish(struct build *b)
+{
+    struct ofs_rlist *l = calloc(1, sizeof *l);
+    if (!l || (b->n && !(l->names = malloc(b->n * sizeof *l->names)))) {
+        free(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        l->names[i] = b->buf + b->off[i];
+    qsort(l->names, b->n, sizeof *l->names, by_name);
+    for (size_t i = 0; i < b->n; i++)
+        if (l->n == 0 || strcmp(l->names[l->n - 1], l->names[i]) != 0)
+            l->names[l->n++] = l->names[i];
+    l->buf = b->buf;
+    l->refs = 1;
+    free(b->off);
+    memset(b, 0, sizeof *b);
+    return l;
+}
+
+/* The fetch's stop (remote_list_bounded()): the mount is going away. */
+static int list_stop(void *arg)
+{
+    struct ofs_rlists *rl = arg;
+    pthread_mutex_lock(&rl->lock);
+    int quit = rl->quit;
+    pthread_mutex_unlock(&rl->lock);
+    return quit ? ECANCELED : 0;
+}
+
+/* Lists the remote's names of the namespace into *OUT (yours, one
+ * reference). 0; ECANCELED at unmount; else the failure (logged). */
+static int fetch(struct ofs *fs, struct ofs_rlist **out)
+{
+    struct remote_conn *c = ofs_remote_conn(fs);
+    struct build b = {.max = fs->remote_list_max ? fs->remote_list_max : OFS_REMOTE_LIST_MAX};
+    unsigned secs = fs->remote_list_s ? fs->remote_list_s : OFS_REMOTE_LIST_SECONDS;
+    remote_list_bounds bounds = {0, (uint64_t)secs * 1000u, list_stop, fs->rlists};
+    int rc = c ? tier_list(ofs_remote_tier(fs), c, fs->ns, &bounds, rl_add, &b) : ENOMEM;
+    *out = NULL;
+    if (rc == 0 && !(*out = build_finish(&b)))
+        rc = ENOMEM;
+    free(b.buf);
+    free(b.off);
+    if (rc == 0 || rc == ECANCELED)
+        return rc;
+    ofs_count(&fs->count.lookup_errors, rc != ENOMEM);
+    if (rc == LIST_FULL)
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: more than %zu names (or %u MiB of them), "
+                 "the bound (-o remote_list_max): ls shows no remote-only names until it fits\n",
+                 b.max, OFS_REMOTE_LIST_BYTES >> 20);
+    else
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: %s\n",
+                 rc == ENOMEM ? strerror(rc) : ofs_remote_why(c, rc));
+    return rc;
+}
+
+/* The lister: fetches a listing each time a readdir wants one, until
+ * unmount. Its remote connection is its own (ofs_remote_conn()). */
+static void *lister(void *arg)
+{
+    struct ofs *fs = arg;
+    struct ofs_rlists *rl = fs->rlists;
+    struct ofs_rlist *fresh;
+    pthread_mutex_lock(&rl->lock);
+    for (;;) {
+        while (!rl->wanted && !rl->quit)
+            pthread_cond_wait(&rl->want, &rl->lock);
+        if (rl->quit)
+            break;
+        rl->wanted = 0;
+        rl->fetching = 1;
+        pthread_mutex_unlock(&rl->lock);
+        int rc = fetch(fs, &fresh);
+        pthread_mutex_lock(&rl->lock);
+        rl->fetching = 0;
+        rl->gen++;
+        if (rc == 0) {
+            rlist_put(rl->last);
+            rl->last = fresh;
+            rl->unused = 1;
+            rl->at = mono_now();
+        } else if (rc != ECANCELED) {
+            rl->failed_at = mono_now();
+        }
+        pthread_cond_broadcast(&rl->done);
+    }
+    pthread_mutex_unlock(&rl->lock);
+    return NULL;
+}
+
+/* ---- the cache ---------------------------------------------------------- */
+
+/* Waits on RL->done (RL->lock held) until the absolute CLOCK_REALTIME
+ * time LIMIT or 100 ms, whichever comes first. */
+static void wait_done(struct ofs_rlists *rl, const struct timespec *limit)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (ts.tv_sec > limit->tv_sec || (ts.tv_sec == limit->tv_sec && ts.tv_nsec > limit->tv_nsec))
+        ts = *limit;
+    pthread_cond_timedwait(&rl->done, &rl->lock, &ts);
+}
+
+/* A reference to a listing (*OUT; NULL when there is none): a fresh enough
+ * one, else one the lister brings within OFS_REMOTE_LIST_WAIT seconds,
+ * else the last one. Returns 0, EINTR when REQ was interrupted while it
+ * waited, or the error starting the lister. */
+static int rlist_get(struct ofs *fs, fuse_req_t req, struct ofs_rlist **out)
+{
+    struct ofs_rlists *rl = fs->rlists;
+    double now = mono_now();
+    int rc = 0;
+    *out = NULL;
+    pthread_mutex_lock(&rl->lock);
+    int fresh = rl->last && (rl->unused || now - rl->at < (double)fs->remote_ttl);
+    if (!fresh && now - rl->failed_at >= OFS_REMOTE_LIST_BACKOFF) {
+        if (!rl->running && (rc = pthread_create(&rl->lister, NULL, lister, fs)) == 0)
+            rl->running = 1;
+        if (rc == 0) {
+            struct timespec limit;
+            unsigned long gen = rl->gen;
+            clock_gettime(CLOCK_REALTIME, &limit);
+            limit.tv_sec += OFS_REMOTE_LIST_WAIT;
+            if (!rl->fetching) /* else the one under way will do */
+                rl->wanted = 1;
+            pthread_cond_signal(&rl->want);
+            while (rl->gen == gen && rc == 0) {
+                struct timespec t;
+                wait_done(rl, &limit);
+                clock_gettime(CLOCK_REALTIME, &t);
+                if (fuse_req_interrupted(req))
+                    rc = EINTR;
+                else if (t.tv_sec > limit.tv_sec || (t.tv_sec == limit.tv_sec && t.tv_nsec >= limit.tv_nsec))
+                    break; /* it comes later: the next readdir takes it */
+            }
+        }
+    }
+    if (rc == 0 && (*out = rl->last)) {
+        rl->last->refs++;
+        rl->unused = 0;
+    }
+    pthread_mutex_unlock(&rl->lock);
+    return rc;
+}
+
+/* The index of the first name of L after AFTER. */
+static size_t first_after(const struct ofs_rlist *l, const char *after)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(l->names[mid], after) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ofs_remote_list(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, const char *after,
+                    ofs_remote_name_fn fn, void *ctx)
+{
+    int rc = 0;
+    if (!*held && (rc = rlist_get(fs, req, held)) != 0)
+        return rc;
+    const struct ofs_rlist *l = *held;
+    for (size_t i = l && after ? first_after(l, after) : 0; l && i < l->n && rc == 0; i++) {
+        if (store_lookup(fs->st, fs->ns, l->names[i], NULL, NULL) == 0)
+            continue; /* live here: listed with the local names */
+        rc = fn(l->names[i], ctx);
+    }
+    return rc;
+}
