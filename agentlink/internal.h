@@ -139,6 +139,57 @@ void al_tier_fail(al_tier *at, int rc);
 const char *al_tier_message(const al_tier *at);
 void al_tier_free(al_tier *at);
 
+/* ---- one answer for every reader (lookup.c) --------------------------------
+ * The mount's order for a key: live here, else the remote's object, else a
+ * tombstone (here or there), else never written (doc/remote.md). */
+
+/* After the local store answered RC for (NS, KEY) (E filled from its
+ * tombstone when RC is AL_EEVICTED): the answer with the remote. RC other
+ * than AL_ENOTFOUND / AL_EEVICTED, no remote, or a removal here whose
+ * tombstone is pending: RC as it is. Otherwise 0 (the remote's object: E
+ * from its metadata, where AL_WHERE_REMOTE; with DATA, *DATA its bytes
+ * (yours, a NUL after them) and *LEN their count; DATA NULL: a HEAD only),
+ * AL_EEVICTED (a tombstone on the remote: E says when, reason removed), RC
+ * (the remote has neither), AL_EUNREACHABLE (al_tier_message() says why),
+ * ENOMEM. */
+int al_tier_find(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                 al_entry *e, void **data, size_t *len);
+
+/* For a removal of (NS, KEY) that the local store answered RC (not live
+ * here): when the remote holds the object, its tombstone is written and
+ * the object deleted (tier_remove()): 0. Otherwise as al_tier_find():
+ * RC, AL_EEVICTED (already removed there), AL_EUNREACHABLE (nothing was
+ * removed). */
+int al_tier_forget(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                   al_entry *e);
+
+/* Names of NS only the remote may hold, for a listing merged with the
+ * local one (both in byte order). */
+typedef struct al_rname {
+    char *name;
+    uint64_t size;
+    int64_t mtime;
+} al_rname;
+typedef struct al_rnames {
+    al_rname *v;
+    size_t n, cap, next; /* NEXT: the first not yet emitted */
+} al_rnames;
+
+/* Fills *OUT (zeroed first; al_rnames_release() it) with the remote's
+ * names of NS, less those removed here with their tombstone pending. No
+ * remote: 0 and none. Errors: AL_EUNREACHABLE (al_tier_message()), ENOMEM;
+ * *OUT is then empty. */
+int al_tier_names(struct store *st, al_tier **tp, const char *ns, al_rnames *out);
+
+/* Calls FN for each name of R from R->next on that sorts before UPTO (all
+ * when UPTO is NULL), skipping one equal to UPTO (live here: the caller
+ * lists it); E is filled from the listing (where AL_WHERE_REMOTE). Returns
+ * 0 or FN's value. */
+int al_rnames_emit(al_rnames *r, const char *upto, al_list_fn fn, void *ctx);
+
+/* Frees what R holds and zeroes it (NULL is fine). */
+void al_rnames_release(al_rnames *r);
+
 /* Locks H and attaches its store (CREATE: made when missing): *ST the
  * store, *TP the handle's tier slot. 0 (then unlock with
  * al_store_unlock()), or the attach error (nothing locked). */

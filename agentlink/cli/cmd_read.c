@@ -141,9 +141,9 @@ int cmd_stat(opts *o, int argc, char **argv)
             ex = cli_print_json(j);
         } else {
             printf("key: %s\nstate: live\nsize: %" PRIu64 "\ntool: %s\ncreated: %s\n"
-                   "original_size: %" PRIu64 "\ntruncated: %d\n",
+                   "original_size: %" PRIu64 "\ntruncated: %d\nwhere: %s\n",
                    key, e.size, e.has_tool ? e.tool : "", al_time_format(e.created_ns, when, sizeof when),
-                   e.original_size, e.truncated);
+                   e.original_size, e.truncated, e.where == AL_WHERE_REMOTE ? "remote only" : "here");
             ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
         }
     } else if (rc == AL_EEVICTED) {
