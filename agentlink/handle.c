@@ -802,6 +802,8 @@ static int offload_store(al_store *h, const al_policy *pol, const char *tool,
     /* The pointer is built from exactly the bytes handed to the store. */
     int prc = al_pointer_text(path, tool, cut ? cut : data, stored, orig, &pv, out, outlen);
     free(cut);
+    if (!prc && rc == AL_EUPLOAD) /* pending: what another host answers until it is sent */
+        (void)al_pointer_add_pending(out, outlen); /* no memory: the pointer without it */
     return prc ? prc : rc;
 }
 

@@ -45,6 +45,13 @@ void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, i
  * hashes with; the tests check it against the FIPS vectors.) */
 void al_sha256_hex(const void *data, size_t len, char hex[65]);
 
+/* Appends to the pointer text *TEXT (NUL-terminated, malloc'd; *LEN, may
+ * be NULL, its new length) the paragraph saying the result is pending:
+ * readable on this host now, "No such file or directory" on another until
+ * it is uploaded (doc/remote.md, "Pending on another host"). 0 or ENOMEM
+ * (*TEXT unchanged). */
+int al_pointer_add_pending(char **text, size_t *len);
+
 /* Converts a store error code into the AL_E* code at the same offset;
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);

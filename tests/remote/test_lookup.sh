@@ -101,6 +101,12 @@ CLOSED=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)
 text 1000 >"$T_TMP/k5"
 t_rc "remote unreachable: A: put k5 exits 5 (pending)" 5 env AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED \
     timeout 30 $AL --store "$A" put k5 --file "$T_TMP/k5"
+echo '{"rules": [{"tools": ["*"], "offload": "always"}]}' >"$T_TMP/always.json"
+t_rc "remote unreachable: A: offload k6 exits 5 (pending)" 5 env AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED \
+    timeout 30 $AL --store "$A" offload --tool t --call-id k6 --config "$T_TMP/always.json" <"$T_TMP/k5"
+has "  the pointer names the path" "$(cat "$T_TMP/out")" "/large_tool_results/k6"
+has "  and tells the model what another host answers until the upload" "$(cat "$T_TMP/out")" \
+    'on another host it answers "No such file or directory" until the upload is done'
 t_rc "B: get k5 (pending on A) exits 3: no such key yet" 3 $AL --store "$B" get k5
 t_eq "B's mount: k5 is ENOENT" "$(m_errno open_r "$MB/k5")" ENOENT
 rgw_stop "$RGW"
@@ -113,7 +119,7 @@ t_rc "radosgw stopped: A: stat k1 exits 6" 6 timeout 30 $AL --store "$A" stat k1
 t_rc "radosgw stopped: A: get never-written exits 6 (cannot tell)" 6 timeout 30 $AL --store "$A" get nope
 t_rc "radosgw stopped: A: get k4 (here) exits 0" 0 timeout 30 $AL --store "$A" get k4
 t_rc "radosgw stopped: A: ls exits 6" 6 timeout 30 $AL --store "$A" ls
-t_eq "  after listing what is here" "$(cut -f1 "$T_TMP/out" | tr '\n' ' ')" "k4 k5 "
+t_eq "  after listing what is here" "$(cut -f1 "$T_TMP/out" | tr "\n" " ")" "k4 k5 k6 "
 t_rc "radosgw stopped: A: rm k1 exits 6" 6 timeout 30 $AL --store "$A" rm k1
 has "Python read_bytes(k1): RemoteUnavailableError naming the remote" \
     "$(timeout 30 python3 "$T_TMP/read.py" "$T_TOP" "$A" k1)" "RemoteUnavailableError [Errno 5] cannot tell what 'k1' holds"
