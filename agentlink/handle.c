@@ -740,7 +740,11 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
                 free(d.best[j]);
                 d.best[j] = NULL;
             }
-        if ((r = al_err_from_store(store_lookup(h->st, h->ns, d.best[i], &se, NULL))) != 0) {
+        store_tomb t;
+        if ((r = al_err_from_store(store_lookup(h->st, h->ns, d.best[i], &se, &t))) != 0) {
+            memset(&e, 0, sizeof e);
+            if (r == AL_EEVICTED)
+                entry_from_tomb(&e, &t);
             /* not live here: the remote's (lookup.c), or gone since the listing */
             if ((r = drop_remote(h, d.best[i], r, &e)) == 0) {
                 dropped++;
