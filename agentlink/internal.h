@@ -197,6 +197,18 @@ int al_rnames_emit(al_rnames *r, const char *upto, al_list_fn fn, void *ctx);
 /* Frees what R holds and zeroes it (NULL is fine). */
 void al_rnames_release(al_rnames *r);
 
+/* Receives the next N bytes of a result; 0 to go on, nonzero to stop. */
+typedef int (*al_sink_fn)(void *arg, const void *data, size_t n);
+
+/* al_store_get() that hands the bytes to FN(ARG) instead of returning
+ * them: a result here whole (it is bounded by max_result_bytes), one only
+ * the remote holds as it arrives, so memory stays bounded whatever its
+ * size (agentlink get). E (may be NULL) as al_store_get() fills it (for a
+ * local result: sizes and time). Errors: as al_store_get(); EIO when FN
+ * stopped it (FN said why); AL_EGONE when the remote's result was replaced
+ * after some of its bytes were handed on (never a mix of two versions). */
+int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, al_entry *e);
+
 /* Locks H and attaches its store (CREATE: made when missing): *ST the
  * store, *TP the handle's tier slot. 0 (then unlock with
  * al_store_unlock()), or the attach error (nothing locked). */

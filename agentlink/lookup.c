@@ -248,3 +248,106 @@ int al_rnames_emit(al_rnames *r, const char *upto, al_list_fn fn, void *ctx)
     }
     return 0;
 }
+
+/* ---- streaming a result to a sink ------------------------------------- */
+
+typedef struct stream_ctx {
+    al_sink_fn fn;
+    void *arg;
+    uint64_t sent;
+    int failed; /* the caller's sink said stop */
+} stream_ctx;
+
+static int sink_stream(void *arg, const void *data, size_t n)
+{
+    stream_ctx *sc = arg;
+    if (n && sc->fn(sc->arg, data, n)) {
+        sc->failed = 1;
+        return 1;
+    }
+    sc->sent += n;
+    return 0;
+}
+
+/* The remote part of al_store_get_stream(): as al_tier_find(), the bytes to
+ * SC as they come. */
+static int stream_remote(store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                         al_entry *e, stream_ctx *sc)
+{
+    int err;
+    if (!ask_remote(st, tp, ns, key, rc, e, &err))
+        return err ? err : rc;
+    al_tier *at = *tp;
+    for (int tries = 0;; tries++) {
+        remote_info in;
+        uint64_t got = 0;
+        int r = tier_lookup_first(al_tier_tier(at), al_tier_conn(at), ns, key, FIRST_BYTES,
+                                  sink_stream, sc, &got, &in);
+        if (r == 0 && in.length > sc->sent)
+            r = tier_get(al_tier_tier(at), al_tier_conn(at), ns, key, in.etag, sc->sent,
+                         in.length - sc->sent, sink_stream, sc, NULL);
+        if (r == 0 && sc->sent != in.length)
+            r = REMOTE_ECHANGED;
+        if (r == 0)
+            entry_from_info(e, &in);
+        remote_info_clear(&in);
+        if (r == 0)
+            return 0;
+        if (sc->failed)
+            return EIO; /* the caller's sink failed: it said why */
+        if (r == REMOTE_ECHANGED && sc->sent > 0)
+            return AL_EGONE; /* replaced after bytes went out: no mix of two */
+        if (r == REMOTE_ECHANGED && tries + 1 < CHANGED_TRIES)
+            continue;
+        if (r == REMOTE_ENOTFOUND)
+            return rc;
+        if (r == TIER_ETOMB) {
+            entry_from_remote_tomb(at, ns, key, rc, e);
+            return AL_EEVICTED;
+        }
+        return unreachable(at, r);
+    }
+}
+
+int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, al_entry *e)
+{
+    store *st;
+    al_tier **tp;
+    al_entry tmp;
+    store_entry se;
+    store_tomb t;
+    void *data = NULL;
+    size_t len = 0;
+    int rc;
+    if (!h || !fn)
+        return EINVAL;
+    if ((rc = al_key_check(key)))
+        return rc;
+    if (!e)
+        e = &tmp;
+    memset(e, 0, sizeof *e);
+    if ((rc = al_store_lock(h, 0, &st, &tp)))
+        return rc;
+    const char *ns = al_store_namespace(h);
+    rc = store_get(st, ns, key, &data, &len, &se, &t);
+    if (rc == 0) { /* here: bounded by max_result_bytes, handed on whole */
+        e->size = se.size;
+        e->created_ns = se.created_ns;
+        e->original_size = se.original_size;
+        e->truncated = se.truncated;
+        rc = len && fn(arg, data, len) ? EIO : 0;
+    } else {
+        if (rc == STORE_EEVICTED) {
+            e->gone_ns = t.when_ns;
+            e->gone_reason = t.reason == STORE_REASON_REMOVED ? AL_REASON_REMOVED : AL_REASON_EVICTED;
+        }
+        rc = al_err_from_store(rc);
+        if (rc == AL_ENOTFOUND || rc == AL_EEVICTED) {
+            stream_ctx sc = {fn, arg, 0, 0};
+            rc = stream_remote(st, tp, ns, key, rc, e, &sc);
+        }
+    }
+    al_store_unlock(h);
+    free(data);
+    return rc;
+}
