@@ -95,6 +95,10 @@ extern "C" {
 /* The remote tier (doc/remote.md). */
 #define AL_EUPLOAD   (AL_ERR_BASE - 50) /* stored here, but not yet on the remote: pending */
 #define AL_EREMOTE   (AL_ERR_BASE - 51) /* the remote refused or failed (al_store_remote_message) */
+#define AL_EUNREACHABLE (AL_ERR_BASE - 52) /* a read needed the remote, which could not be reached or
+                                              refused: the answer is unknown, neither "evicted" nor
+                                              "never written" (al_store_remote_message names the
+                                              remote and the cause) */
 
 /* Returns a static description of any code above or of an errno value;
  * never NULL. For AL_ENAME_* the text completes "key 'K' ...", e.g.
@@ -366,7 +370,13 @@ typedef struct al_entry {
     /* Set when a call returns AL_EEVICTED: */
     uint64_t gone_ns;       /* when it was evicted or removed */
     int gone_reason;        /* AL_REASON_EVICTED or AL_REASON_REMOVED */
+    /* Where the bytes of a live key are (set by every call that fills an
+     * al_entry of a live key): */
+    int where;              /* AL_WHERE_HERE or AL_WHERE_REMOTE */
 } al_entry;
+
+#define AL_WHERE_HERE   0 /* in this host's store */
+#define AL_WHERE_REMOTE 1 /* only on the store's remote (evicted here, or written by another host) */
 
 #define AL_REASON_EVICTED 1 /* evicted to keep the store under max_total_bytes */
 #define AL_REASON_REMOVED 2 /* removed by agentlink rm or drop-referenced */
@@ -417,19 +427,34 @@ int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
 /* Reads KEY: *DATA gets its bytes (yours; never NULL on success, even for
  * an empty value; a NUL follows them, not counted), *LEN their count, E
  * (may be NULL) the entry.
+ * One answer for every reader, the mount's (doc/remote.md, "One answer"):
+ * the key live here; else, on a store with a remote, the remote's object
+ * (E's where is AL_WHERE_REMOTE; a result evicted here or written by
+ * another host); else a tombstone, here or on the remote (AL_EEVICTED);
+ * else never written (AL_ENOTFOUND). A key removed here whose tombstone is
+ * still pending reads as removed, whatever the remote holds.
  * Errors: AL_ENOTFOUND (never written), AL_EEVICTED (E's gone_ns and
- * gone_reason say when and why), AL_ENOSTORE (no store there: never
- * written either), AL_ENAME_*, ENOMEM, LMDB failures. */
+ * gone_reason say when and why), AL_EUNREACHABLE (the key is not live
+ * here and the remote could not answer: al_store_remote_message() names
+ * the remote and the cause), AL_ENOSTORE (no store there: never written
+ * either), AL_ENAME_*, ENOMEM, LMDB failures. */
 int al_store_get(al_store *h, const char *key, void **data, size_t *len,
                  al_entry *e);
 
-/* Looks KEY up without reading its bytes. Returns 0 and fills E for a live
- * key; errors as al_store_get(). */
+/* Looks KEY up without reading its bytes (on the remote: a HEAD), with
+ * al_store_get()'s answer. Returns 0 and fills E for a live key (E's where
+ * says whether the bytes are here); errors as al_store_get(). */
 int al_store_stat(al_store *h, const char *key, al_entry *e);
 
-/* Removes KEY; it then reads as evicted (reason "removed").
- * Errors: AL_ENOTFOUND, AL_EEVICTED (already gone; E says when and why),
- * AL_ENOSTORE, AL_ENAME_*, AL_EFULL, EIO. E may be NULL. */
+/* Removes KEY; it then reads as evicted (reason "removed") on every host.
+ * A key live here is removed here, then its tombstone goes to the remote
+ * (AL_EREMOTE: removed here, the tombstone pending). A key not live here
+ * that the remote holds (evicted here, or written by another host) gets
+ * its tombstone on the remote at once.
+ * Errors: AL_ENOTFOUND, AL_EEVICTED (already gone everywhere; E says when
+ * and why), AL_EREMOTE, AL_EUNREACHABLE (not live here, and the remote
+ * could not be asked or told: nothing was removed), AL_ENOSTORE,
+ * AL_ENAME_*, AL_EFULL, EIO. E may be NULL. */
 int al_store_remove(al_store *h, const char *key, al_entry *e);
 
 /* Called once per live key by al_store_list(), in byte order of keys. KEY
@@ -437,8 +462,12 @@ int al_store_remove(al_store *h, const char *key, al_entry *e);
  * stops the listing and becomes al_store_list()'s result. */
 typedef int (*al_list_fn)(const char *key, const al_entry *e, void *ctx);
 
-/* Lists the namespace's live keys. Errors: AL_ENOSTORE, LMDB failures,
- * or the callback's value. */
+/* Lists the namespace's live keys: those here and, on a store with a
+ * remote, those only the remote holds (E's where AL_WHERE_REMOTE; their
+ * size and created come from the listing, their tool is not known), in
+ * byte order, each once. Errors: AL_ENOSTORE, LMDB failures, the
+ * callback's value, or AL_EUNREACHABLE after every local key was listed
+ * (the remote's listing failed: the answer is partial). */
 int al_store_list(al_store *h, al_list_fn fn, void *ctx);
 
 /* Store-wide figures. */

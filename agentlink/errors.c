@@ -46,6 +46,7 @@ const char *al_strerror(int err)
     case AL_EMOUNT_OTHER: return "the mount serves another store or namespace";
     case AL_EUPLOAD: return "stored here, but not yet on the remote: pending (agentlink sync sends it)";
     case AL_EREMOTE: return "the remote refused or failed";
+    case AL_EUNREACHABLE: return "the store's remote could not be reached or refused, so the answer is unknown";
     default: break;
     }
     if (err < AL_ERR_BASE && err > AL_ERR_BASE - MIRRORED)

@@ -400,6 +400,17 @@ static int lookup_locked(al_store *h, const char *key, al_entry *e)
     return al_err_from_store(rc);
 }
 
+/* The local answer RC for KEY (E filled), then the remote's when it is
+ * not live here (lookup.c): one answer with the mount. */
+static int stat_locked(al_store *h, const char *key, al_entry *e)
+{
+    al_entry tmp;
+    int rc = lookup_locked(h, key, e ? e : &tmp);
+    if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
+        rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, NULL, NULL);
+    return rc;
+}
+
 int al_store_stat(al_store *h, const char *key, al_entry *e)
 {
     int rc;
@@ -408,7 +419,7 @@ int al_store_stat(al_store *h, const char *key, al_entry *e)
     if ((rc = al_key_check(key)))
         return rc;
     pthread_mutex_lock(&h->mu);
-    rc = lookup_locked(h, key, e);
+    rc = stat_locked(h, key, e);
     pthread_mutex_unlock(&h->mu);
     return rc;
 }
@@ -429,12 +440,16 @@ int al_store_get(al_store *h, const char *key, void **data, size_t *len,
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 0);
     if (rc == 0) {
+        al_entry tmp;
         rc = store_get(h->st, h->ns, key, data, len, &se, &t);
         if (rc == 0)
             entry_from(e, &se);
         else if (rc == STORE_EEVICTED)
-            entry_from_tomb(e, &t);
+            entry_from_tomb(e ? e : &tmp, &t);
         rc = al_err_from_store(rc);
+        /* not live here: the remote's object, or its tombstone (lookup.c) */
+        if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
+            rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, data, len);
     }
     pthread_mutex_unlock(&h->mu);
     return rc;
@@ -451,10 +466,13 @@ int al_store_remove(al_store *h, const char *key, al_entry *e)
     rc = attach(h, 0);
     if (rc == 0) {
         rc = al_err_from_store(store_remove(h->st, h->ns, key));
-        /* Already gone: say when and why. */
-        if (rc == AL_EEVICTED || rc == AL_ENOTFOUND)
-            lookup_locked(h, key, e);
-        if (rc == 0) /* every host must answer ENODATA: a tombstone on the remote */
+        /* Not live here: say when and why, unless the remote holds it
+         * (evicted here, or another host's): then its tombstone there. */
+        if (rc == AL_EEVICTED || rc == AL_ENOTFOUND) {
+            al_entry tmp;
+            lookup_locked(h, key, e ? e : &tmp);
+            rc = al_tier_forget(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp);
+        } else if (rc == 0) /* every host must answer ENODATA: a tombstone on the remote */
             rc = al_tier_after_remove(h->st, &h->tier, h->ns, key);
     }
     pthread_mutex_unlock(&h->mu);
@@ -464,6 +482,7 @@ int al_store_remove(al_store *h, const char *key, al_entry *e)
 typedef struct list_ctx {
     al_list_fn fn;
     void *ctx;
+    al_rnames *remote; /* names only the remote may hold, merged in; or NULL */
 } list_ctx;
 
 static int list_cb(const char *key, size_t keylen, const store_entry *se, void *ctx)
@@ -471,20 +490,41 @@ static int list_cb(const char *key, size_t keylen, const store_entry *se, void *
     list_ctx *lc = ctx;
     al_entry e;
     (void)keylen;
+    int rc = lc->remote ? al_rnames_emit(lc->remote, key, lc->fn, lc->ctx) : 0;
+    if (rc)
+        return rc;
     entry_from(&e, se);
     return lc->fn(key, &e, lc->ctx);
 }
 
+/* Lists the live keys here merged with the remote's names (lookup.c), in
+ * byte order, with h->mu held and the store attached. A failed remote
+ * listing is returned after the local keys were listed. */
+static int list_merged(al_store *h, list_ctx *lc)
+{
+    al_rnames rn;
+    int rrc = al_tier_names(h->st, &h->tier, h->ns, &rn);
+    if (rrc && rrc != AL_EUNREACHABLE)
+        return rrc;
+    lc->remote = &rn;
+    int rc = al_err_from_store(store_list(h->st, h->ns, NULL, list_cb, lc));
+    if (rc == 0)
+        rc = al_rnames_emit(&rn, NULL, lc->fn, lc->ctx);
+    lc->remote = NULL;
+    al_rnames_release(&rn);
+    return rc ? rc : rrc;
+}
+
 int al_store_list(al_store *h, al_list_fn fn, void *ctx)
 {
-    list_ctx lc = {fn, ctx};
+    list_ctx lc = {fn, ctx, NULL};
     int rc;
     if (!h || !fn)
         return EINVAL;
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 0);
     if (rc == 0)
-        rc = al_err_from_store(store_list(h->st, h->ns, NULL, list_cb, &lc));
+        rc = list_merged(h, &lc);
     pthread_mutex_unlock(&h->mu);
     return rc;
 }
@@ -647,11 +687,20 @@ static int drop_cb(const char *key, const al_entry *e, void *ctx)
     return 0;
 }
 
+/* Drops KEY, not live here (the local answer RC), from the remote when it
+ * holds it; E gets its entry before removal. 0, RC, AL_EEVICTED or
+ * AL_EUNREACHABLE (al_tier_forget()). h->mu held. */
+static int drop_remote(al_store *h, const char *key, int rc, al_entry *e)
+{
+    int r = al_tier_find(h->st, &h->tier, h->ns, key, rc, e, NULL, NULL);
+    return r ? r : al_tier_forget(h->st, &h->tier, h->ns, key, rc, e);
+}
+
 int al_store_drop_referenced(al_store *h, const void *text, size_t len,
                              al_list_fn fn, void *ctx, size_t *ndropped)
 {
     drop_ctx d = {0};
-    list_ctx lc = {drop_cb, &d};
+    list_ctx lc = {drop_cb, &d, NULL};
     char *prefix = NULL;
     size_t dropped = 0;
     int rc = 0, remote_rc = 0;
@@ -689,8 +738,12 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
     }
     pthread_mutex_lock(&h->mu);
     rc = attach(h, 0);
-    if (rc == 0)
-        rc = al_err_from_store(store_list(h->st, h->ns, NULL, list_cb, &lc));
+    if (rc == 0) /* with the remote's names: a key evicted here is removed there too */
+        rc = list_merged(h, &lc);
+    if (rc == AL_EUNREACHABLE) {
+        remote_rc = rc; /* the keys live here still go; the error is kept */
+        rc = 0;
+    }
     if (rc == AL_ENOSTORE)
         rc = 0; /* no store: nothing is referenced */
     for (size_t i = 0; rc == 0 && i < d.npos; i++) {
@@ -705,8 +758,21 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
                 free(d.best[j]);
                 d.best[j] = NULL;
             }
-        if (store_lookup(h->st, h->ns, d.best[i], &se, NULL) != 0)
-            continue; /* gone since the listing */
+        store_tomb t;
+        if ((r = al_err_from_store(store_lookup(h->st, h->ns, d.best[i], &se, &t))) != 0) {
+            memset(&e, 0, sizeof e);
+            if (r == AL_EEVICTED)
+                entry_from_tomb(&e, &t);
+            /* not live here: the remote's (lookup.c), or gone since the listing */
+            if ((r = drop_remote(h, d.best[i], r, &e)) == 0) {
+                dropped++;
+                if (fn)
+                    rc = fn(d.best[i], &e, ctx);
+            } else if (r != AL_ENOTFOUND && r != AL_EEVICTED) {
+                remote_rc = r;
+            }
+            continue;
+        }
         r = store_remove(h->st, h->ns, d.best[i]);
         if (r == STORE_ENOTFOUND || r == STORE_EEVICTED)
             continue;
@@ -758,6 +824,8 @@ static int offload_store(al_store *h, const al_policy *pol, const char *tool,
     /* The pointer is built from exactly the bytes handed to the store. */
     int prc = al_pointer_text(path, tool, cut ? cut : data, stored, orig, &pv, out, outlen);
     free(cut);
+    if (!prc && rc == AL_EUPLOAD) /* pending: what another host answers until it is sent */
+        (void)al_pointer_add_pending(out, outlen); /* no memory: the pointer without it */
     return prc ? prc : rc;
 }
 

@@ -45,6 +45,13 @@ void al_text_count(const void *data, size_t len, size_t *pos, uint64_t *chars, i
  * hashes with; the tests check it against the FIPS vectors.) */
 void al_sha256_hex(const void *data, size_t len, char hex[65]);
 
+/* Appends to the pointer text *TEXT (NUL-terminated, malloc'd; *LEN, may
+ * be NULL, its new length) the paragraph saying the result is pending:
+ * readable on this host now, "No such file or directory" on another until
+ * it is uploaded (doc/remote.md, "Pending on another host"). 0 or ENOMEM
+ * (*TEXT unchanged). */
+int al_pointer_add_pending(char **text, size_t *len);
+
 /* Converts a store error code into the AL_E* code at the same offset;
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);
@@ -142,6 +149,69 @@ void al_tier_free(al_tier *at);
  * and remote tier as they are (never closed: a TLS session the parent may
  * be using would get our close_notify). NULL is fine. */
 void al_tier_forget(al_tier *at);
+
+/* ---- one answer for every reader (lookup.c) --------------------------------
+ * The mount's order for a key: live here, else the remote's object, else a
+ * tombstone (here or there), else never written (doc/remote.md). */
+
+/* After the local store answered RC for (NS, KEY) (E filled from its
+ * tombstone when RC is AL_EEVICTED): the answer with the remote. RC other
+ * than AL_ENOTFOUND / AL_EEVICTED, no remote, or a removal here whose
+ * tombstone is pending: RC as it is. Otherwise 0 (the remote's object: E
+ * from its metadata, where AL_WHERE_REMOTE; with DATA, *DATA its bytes
+ * (yours, a NUL after them) and *LEN their count; DATA NULL: a HEAD only),
+ * AL_EEVICTED (a tombstone on the remote: E says when, reason removed), RC
+ * (the remote has neither), AL_EUNREACHABLE (al_tier_message() says why),
+ * ENOMEM. */
+int al_tier_find(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                 al_entry *e, void **data, size_t *len);
+
+/* For a removal of (NS, KEY) that the local store answered RC (not live
+ * here): when the remote holds the object, its tombstone is written and
+ * the object deleted (tier_remove()): 0. Otherwise as al_tier_find():
+ * RC, AL_EEVICTED (already removed there), AL_EUNREACHABLE (nothing was
+ * removed). */
+int al_tier_forget(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                   al_entry *e);
+
+/* Names of NS only the remote may hold, for a listing merged with the
+ * local one (both in byte order). */
+typedef struct al_rname {
+    char *name;
+    uint64_t size;
+    int64_t mtime;
+} al_rname;
+typedef struct al_rnames {
+    al_rname *v;
+    size_t n, cap, next; /* NEXT: the first not yet emitted */
+} al_rnames;
+
+/* Fills *OUT (zeroed first; al_rnames_release() it) with the remote's
+ * names of NS, less those removed here with their tombstone pending. No
+ * remote: 0 and none. Errors: AL_EUNREACHABLE (al_tier_message()), ENOMEM;
+ * *OUT is then empty. */
+int al_tier_names(struct store *st, al_tier **tp, const char *ns, al_rnames *out);
+
+/* Calls FN for each name of R from R->next on that sorts before UPTO (all
+ * when UPTO is NULL), skipping one equal to UPTO (live here: the caller
+ * lists it); E is filled from the listing (where AL_WHERE_REMOTE). Returns
+ * 0 or FN's value. */
+int al_rnames_emit(al_rnames *r, const char *upto, al_list_fn fn, void *ctx);
+
+/* Frees what R holds and zeroes it (NULL is fine). */
+void al_rnames_release(al_rnames *r);
+
+/* Receives the next N bytes of a result; 0 to go on, nonzero to stop. */
+typedef int (*al_sink_fn)(void *arg, const void *data, size_t n);
+
+/* al_store_get() that hands the bytes to FN(ARG) instead of returning
+ * them: a result here whole (it is bounded by max_result_bytes), one only
+ * the remote holds as it arrives, so memory stays bounded whatever its
+ * size (agentlink get). E (may be NULL) as al_store_get() fills it (for a
+ * local result: sizes and time). Errors: as al_store_get(); EIO when FN
+ * stopped it (FN said why); AL_EGONE when the remote's result was replaced
+ * after some of its bytes were handed on (never a mix of two versions). */
+int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, al_entry *e);
 
 /* Locks H and attaches its store (CREATE: made when missing): *ST the
  * store, *TP the handle's tier slot. 0 (then unlock with

@@ -4,6 +4,7 @@
 #include "agentlink/internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The preview lines together stay near this many bytes, whatever the
@@ -202,4 +203,26 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
     al_buf_adds(&b, "\nIf reading that path fails with \"No data available\", the result was "
                     "evicted from the store to make room: run the tool again.\n");
     return al_buf_detach(&b, out, outlen);
+}
+
+/* The paragraph a pointer gains when its result stayed pending (the upload
+ * failed): without it a model on another host that finds no such file
+ * would take the result for one that never existed, or rerun the tool. */
+#define PENDING_NOTE                                                                        \
+    "Note: this result is stored on this host but not yet uploaded to the store's remote. " \
+    "The path works here now; on another host it answers \"No such file or directory\" "    \
+    "until the upload is done (agentlink sync, or the next write). That means \"not "       \
+    "uploaded yet\", not that the result never existed.\n"
+
+int al_pointer_add_pending(char **text, size_t *len)
+{
+    size_t n = strlen(*text), add = sizeof PENDING_NOTE - 1;
+    char *p = realloc(*text, n + add + 1);
+    if (!p)
+        return ENOMEM;
+    memcpy(p + n, PENDING_NOTE, add + 1);
+    *text = p;
+    if (len)
+        *len = n + add;
+    return 0;
 }

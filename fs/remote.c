@@ -257,6 +257,13 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     remote_info in;
     remote_conn *c;
     uint64_t got;
+    store_tomb t;
+    /* The local tombstone, for the library's answer (agentlink/lookup.c):
+     * removed here with its tombstone pending is removed, whatever the
+     * remote still holds; evicted here and unknown there is evicted. */
+    int tombed = store_lookup(fs->st, fs->ns, key, NULL, &t) == STORE_EEVICTED;
+    if (tombed && t.reason == STORE_REASON_REMOVED && tier_tomb_pending(r->t, fs->ns, key))
+        return ENODATA;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_key(r, key);
     if (s && mono_now() - s->checked < (double)fs->remote_ttl) {
@@ -276,7 +283,7 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
     if (rc) {
         free(f.p);
         if (rc == REMOTE_ENOTFOUND)
-            return ENOENT;
+            return tombed ? ENODATA : ENOENT;
         if (rc == TIER_ETOMB)
             return ENODATA;
         ofs_count(&fs->count.lookup_errors, !f.p && rc != ENOMEM); /* a HEAD only: no fetch */

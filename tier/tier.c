@@ -117,3 +117,48 @@ int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime)
         return 0;
     return lc->fn(lc->arg, key, size, mtime);
 }
+
+int tier_get(tier *t, remote_conn *c, const char *ns, const char *key, const char *etag,
+             uint64_t off, uint64_t len, remote_sink_fn sink, void *arg, uint64_t *got)
+{
+    char name[TIER_NAME_MAX];
+    (void)t;
+    tier_name(name, sizeof name, ns, key, 0);
+    return remote_get_if(c, name, etag, off, len, sink, arg, got);
+}
+
+int tier_tomb_get(tier *t, remote_conn *c, const char *ns, const char *key, int64_t *created)
+{
+    char name[TIER_NAME_MAX];
+    remote_info in;
+    (void)t;
+    tier_name(name, sizeof name, ns, key, 1);
+    int rc = remote_head(c, name, &in);
+    if (rc == 0 && created)
+        *created = in.created > 0 ? in.created : 0;
+    remote_info_clear(&in);
+    return rc;
+}
+
+typedef struct tomb_find {
+    const char *ns, *key;
+    int found;
+} tomb_find;
+
+static int tomb_find_cb(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    tomb_find *f = ctx;
+    (void)version;
+    if (strcmp(ns, f->ns) == 0 && strcmp(key, f->key) == 0) {
+        f->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int tier_tomb_pending(tier *t, const char *ns, const char *key)
+{
+    tomb_find f = {ns ? ns : STORE_DEFAULT_NAMESPACE, key, 0};
+    store_tomb_pending_list(t->st, tomb_find_cb, &f);
+    return f.found;
+}

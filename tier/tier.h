@@ -134,6 +134,25 @@ int tier_lookup(tier *t, remote_conn *c, const char *ns, const char *key, remote
 int tier_lookup_first(tier *t, remote_conn *c, const char *ns, const char *key, uint64_t len,
                       remote_sink_fn sink, void *arg, uint64_t *got, remote_info *info);
 
+/* Streams bytes [OFF, OFF + LEN) of the result object of (NS, KEY) to
+ * SINK(ARG) as remote_get_if() does: ETAG (from a lookup; NULL: any
+ * version) pins the version, so a result replaced since is
+ * REMOTE_ECHANGED, never a mix of two. *GOT (may be NULL) gets the bytes
+ * given. Errors: as remote_get_if(). */
+int tier_get(tier *t, remote_conn *c, const char *ns, const char *key, const char *etag,
+             uint64_t off, uint64_t len, remote_sink_fn sink, void *arg, uint64_t *got);
+
+/* The tombstone of (NS, KEY) on the remote: 0 and *CREATED (Unix seconds
+ * of the removal, 0 when unknown) when there is one; REMOTE_ENOTFOUND when
+ * not; other REMOTE_E* codes. */
+int tier_tomb_get(tier *t, remote_conn *c, const char *ns, const char *key, int64_t *created);
+
+/* 1 when T's store holds a removal of (NS, KEY) whose tombstone is not yet
+ * on the remote (removed here while it could not be reached): this host's
+ * answer is then "removed", whatever the remote still holds. 0 otherwise,
+ * also when the marks cannot be read. */
+int tier_tomb_pending(tier *t, const char *ns, const char *key);
+
 /* Calls FN for each result of NS on the remote (KEY without the "NS/"),
  * in the order the server sends (remote_list(): sort when you need one),
  * within the bounds B (NULL: remote_list()'s defaults). Only objects

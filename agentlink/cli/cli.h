@@ -23,7 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4, EX_REMOTE = 5 };
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOKEY = 3, EX_EVICTED = 4, EX_REMOTE = 5,
+       EX_UNREACHABLE = 6 };
 
 /* Which command may take which option, as bits of (opt - OPT_TOOL) in
  * main.c. */

@@ -34,29 +34,35 @@ int cmd_key(opts *o, int argc, char **argv)
     return rc;
 }
 
+/* al_store_get_stream()'s sink: stdout (cli_write_all says why it failed). */
+static int get_sink(void *arg, const void *data, size_t n)
+{
+    int *failed = arg;
+    *failed = cli_write_all(data, n) != EX_OK;
+    return *failed;
+}
+
 int cmd_get(opts *o, int argc, char **argv)
 {
     const char *key = argv[0];
     al_policy *pol = NULL;
     al_store *h = NULL;
-    void *data = NULL;
-    size_t len = 0;
     al_entry e;
-    int ex, rc;
+    int ex, rc, failed = 0;
     (void)argc;
 
     if ((rc = al_key_check(key)))
         return cli_report(rc, NULL, key);
     if ((ex = cli_setup(o, &pol, &h)))
         return ex;
-    rc = al_store_get(h, key, &data, &len, &e);
-    if (rc == AL_EEVICTED)
+    /* Streamed: a result only the remote holds is written as it arrives. */
+    rc = al_store_get_stream(h, key, get_sink, &failed, &e);
+    if (failed)
+        ex = EX_FAIL; /* stdout failed: said so */
+    else if (rc == AL_EEVICTED)
         ex = cli_report_gone(key, &e);
     else if (rc)
         ex = cli_report(rc, h, key);
-    else
-        ex = cli_write_all(data, len);
-    al_free(data);
     al_store_close(h);
     al_policy_free(pol);
     return ex;
@@ -141,9 +147,9 @@ int cmd_stat(opts *o, int argc, char **argv)
             ex = cli_print_json(j);
         } else {
             printf("key: %s\nstate: live\nsize: %" PRIu64 "\ntool: %s\ncreated: %s\n"
-                   "original_size: %" PRIu64 "\ntruncated: %d\n",
+                   "original_size: %" PRIu64 "\ntruncated: %d\nwhere: %s\n",
                    key, e.size, e.has_tool ? e.tool : "", al_time_format(e.created_ns, when, sizeof when),
-                   e.original_size, e.truncated);
+                   e.original_size, e.truncated, e.where == AL_WHERE_REMOTE ? "remote only" : "here");
             ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
         }
     } else if (rc == AL_EEVICTED) {

@@ -95,5 +95,6 @@ cJSON *cli_entry_json(const char *key, const al_entry *e)
     cJSON_AddStringToObject(j, "created", al_time_format(e->created_ns, when, sizeof when));
     cJSON_AddNumberToObject(j, "original_size", (double)e->original_size);
     cJSON_AddBoolToObject(j, "truncated", e->truncated);
+    cJSON_AddStringToObject(j, "where", e->where == AL_WHERE_REMOTE ? "remote" : "here");
     return j;
 }

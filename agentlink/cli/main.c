@@ -2,7 +2,8 @@
  * options, the command table, and main().
  *
  * Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input, 3 no such
- * key, 4 key evicted. Data goes to stdout, messages to stderr; every
+ * key, 4 key evicted, 5 pending for the remote, 6 the remote could not
+ * answer. Data goes to stdout, messages to stderr; every
  * message says what is wrong first and quotes its subject (cli.h). */
 #include "agentlink/cli/cli.h"
 
@@ -63,7 +64,8 @@ static const char usage_text[] =
     "Sizes are bytes, or take K, M, G (powers of 1024). put, offload and\n"
     "drop-referenced refuse an input over --max-input-bytes (default 1G).\n"
     "Exit: 0 ok, 1 failure, 2 bad usage or input, 3 no such key, 4 key evicted,\n"
-    "5 done here but not on the store's remote (pending: agentlink sync).\n";
+    "5 done here but not on the store's remote (pending: agentlink sync),\n"
+    "6 the store's remote could not be reached or refused (the answer is unknown).\n";
 
 /* ---- options --------------------------------------------------------- */
 enum {

@@ -91,6 +91,14 @@ int cli_report(int rc, const al_store *h, const char *key)
         cli_msg("%s%s%sthe remote: %s", key ? "'" : "", key ? cli_quote(key) : "",
             key ? "' is done here, not on " : "", al_store_remote_message(h));
         return EX_REMOTE;
+    case AL_EUNREACHABLE: /* neither "evicted" nor "no such key": unknown */
+        if (key)
+            cli_msg("cannot tell what '%s' holds: it is not in this store, and its remote could not "
+                "answer: %s", cli_quote(key),
+                al_store_remote_message(h));
+        else
+            cli_msg("the answer is incomplete: %s", al_store_remote_message(h));
+        return EX_UNREACHABLE;
     default:
         break;
     }

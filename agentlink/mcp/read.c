@@ -167,6 +167,11 @@ static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, con
         al_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
                     "(namespace '%s'). Use the exact path the pointer text gave.", path,
                     al_store_namespace(h));
+    } else if (rc == AL_EUNREACHABLE) { /* unknown: not "evicted", not "never written" */
+        al_buf_addf(b, "Cannot read %s now: it is not in this host's store, and the store's "
+                    "remote could not answer (%s). The result may still exist: try again "
+                    "later; do not run the tool again for this reason alone.", path,
+                    al_store_remote_message(h));
     } else {
         al_buf_addf(b, "Cannot read %s: %s.", path, al_strerror(rc));
     }

@@ -44,6 +44,7 @@ __all__ = [
     "ToolResultStore",
     "PolicyFile",
     "EvictedError",
+    "RemoteUnavailableError",
     "PendingUploadWarning",
     "ConfigError",
     "AgentlinkError",
@@ -72,6 +73,7 @@ AL_ETOOL = _BASE - 42
 AL_EMOUNT = _BASE - 43
 AL_ENOTMOUNT = _BASE - 44
 AL_EUPLOAD = _BASE - 50
+AL_EUNREACHABLE = _BASE - 52
 AL_REASON_REMOVED = 2
 
 
@@ -88,6 +90,14 @@ class PendingUploadWarning(UserWarning):
     was stored here, and its path works on this host, but the upload to the
     remote failed; it is pending until 'agentlink sync' (or a later write)
     sends it. The message says why the upload failed."""
+
+
+class RemoteUnavailableError(OSError):
+    """On a store with a remote tier: the result is not in this host's
+    store, and the store's remote could not be reached or refused, so
+    whether it exists is unknown (neither FileNotFoundError nor
+    EvictedError). errno is EIO, as the mount answers; the message names
+    the remote and the cause. Retry when the remote is back."""
 
 
 class ConfigError(ValueError):
@@ -125,6 +135,7 @@ class _Entry(ctypes.Structure):
         ("tool", ctypes.c_char * 256),
         ("gone_ns", ctypes.c_uint64),
         ("gone_reason", ctypes.c_int),
+        ("where", ctypes.c_int),
     ]
 
 
@@ -366,12 +377,16 @@ def _warn_pending(h, subject):
         "agentlink sync sends it" % (subject, why)), stacklevel=3)
 
 
-def _raise(code, subject, entry=None):
+def _raise(code, subject, entry=None, h=None):
     """Turns a library code about SUBJECT (a key or reference) into the
     exception a Python user expects."""
     msg = _strerror(code)
     if code in (AL_ENOTFOUND, AL_ENOSTORE):
         raise FileNotFoundError(_errno.ENOENT, "no such result", subject)
+    if code == AL_EUNREACHABLE:
+        why = os.fsdecode(_load().al_store_remote_message(h) or b"") if h else ""
+        raise RemoteUnavailableError(
+            _errno.EIO, "cannot tell what %r holds: it is not here, and %s" % (subject, why or msg))
     if code == AL_EEVICTED:
         reason = "removed" if entry is not None and entry.gone_reason == AL_REASON_REMOVED else "evicted"
         raise EvictedError(subject, _time(entry.gone_ns) if entry is not None else "?", reason)
@@ -561,7 +576,10 @@ class ToolResultStore:
     def read(self, reference):
         """Returns the content stored for REFERENCE (the path write()
         returned, or the key given to write()) as str (invalid UTF-8 shown
-        as U+FFFD). Raises FileNotFoundError (never written), EvictedError,
+        as U+FFFD). On a store with a remote, a result not here (evicted
+        here, or written by another host) is read from the remote, as the
+        mount does. Raises FileNotFoundError (never written), EvictedError,
+        RemoteUnavailableError (not here, and the remote could not answer),
         or ValueError (a path outside the mount, or an escaping key)."""
         return self.read_bytes(reference).decode("utf-8", "replace")
 
@@ -586,6 +604,8 @@ class ToolResultStore:
         with self._guard as h:
             rc = lib.al_store_get(h, key.encode("utf-8", "surrogateescape"),
                                   ctypes.byref(buf), ctypes.byref(length), ctypes.byref(entry))
+            if rc == AL_EUNREACHABLE:
+                _raise(rc, reference, entry, h)
         if rc:
             _raise(rc, reference, entry)
         return _take_string(buf, length.value)
@@ -597,6 +617,8 @@ class ToolResultStore:
         with self._guard as h:
             rc = _load().al_store_remove(h, key.encode("utf-8", "surrogateescape"),
                                          ctypes.byref(entry))
+            if rc == AL_EUNREACHABLE:
+                _raise(rc, reference, entry, h)
         if rc:
             _raise(rc, reference, entry)
 

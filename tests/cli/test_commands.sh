@@ -148,10 +148,10 @@ t_eq "ls lines: key, size, tool" "$(out)" "$(printf 'bin\t3005\t\ncall_1\t2\t\nj
 t_rc "ls --json exits 0" 0 al ls --json
 t_eq "ls --json is an array of entries" \
     "$(json_get "$OUT" '[(e["key"], e["size"], e["tool"]) for e in j][:3], sorted(j[0])')" \
-    "([('bin', 3005, None), ('call_1', 2, None), ('j1', 6, 'grep')], ['created', 'key', 'original_size', 'size', 'tool', 'truncated'])"
+    "([('bin', 3005, None), ('call_1', 2, None), ('j1', 6, 'grep')], ['created', 'key', 'original_size', 'size', 'tool', 'truncated', 'where'])"
 t_check "created is RFC 3339 UTC" python3 -c 'import json,re,sys; j=json.load(open(sys.argv[1])); sys.exit(not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", j[0]["created"]))' "$OUT"
 t_rc "stat exits 0" 0 al stat j1
-t_eq "stat lines" "$(grep -v '^created' "$OUT")" "$(printf 'key: j1\nstate: live\nsize: 6\ntool: grep\noriginal_size: 6\ntruncated: 0')"
+t_eq "stat lines" "$(grep -v '^created' "$OUT")" "$(printf 'key: j1\nstate: live\nsize: 6\ntool: grep\noriginal_size: 6\ntruncated: 0\nwhere: here')"
 t_rc "stat of a never-written key exits 3" 3 al stat nope
 t_eq "stat never-written message" "$(err)" "agentlink: no such key 'nope' in namespace 'default'"
 
