@@ -471,7 +471,7 @@ int al_store_remove(al_store *h, const char *key, al_entry *e)
         if (rc == AL_EEVICTED || rc == AL_ENOTFOUND) {
             al_entry tmp;
             lookup_locked(h, key, e ? e : &tmp);
-            rc = al_tier_forget(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp);
+            rc = al_tier_remove_key(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp);
         } else if (rc == 0) /* every host must answer ENODATA: a tombstone on the remote */
             rc = al_tier_after_remove(h->st, &h->tier, h->ns, key);
     }
@@ -689,11 +689,11 @@ static int drop_cb(const char *key, const al_entry *e, void *ctx)
 
 /* Drops KEY, not live here (the local answer RC), from the remote when it
  * holds it; E gets its entry before removal. 0, RC, AL_EEVICTED or
- * AL_EUNREACHABLE (al_tier_forget()). h->mu held. */
+ * AL_EUNREACHABLE (al_tier_remove_key()). h->mu held. */
 static int drop_remote(al_store *h, const char *key, int rc, al_entry *e)
 {
     int r = al_tier_find(h->st, &h->tier, h->ns, key, rc, e, NULL, NULL);
-    return r ? r : al_tier_forget(h->st, &h->tier, h->ns, key, rc, e);
+    return r ? r : al_tier_remove_key(h->st, &h->tier, h->ns, key, rc, e);
 }
 
 int al_store_drop_referenced(al_store *h, const void *text, size_t len,

@@ -171,8 +171,8 @@ int al_tier_find(struct store *st, al_tier **tp, const char *ns, const char *key
  * the object deleted (tier_remove()): 0. Otherwise as al_tier_find():
  * RC, AL_EEVICTED (already removed there), AL_EUNREACHABLE (nothing was
  * removed). */
-int al_tier_forget(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
-                   al_entry *e);
+int al_tier_remove_key(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
+                       al_entry *e);
 
 /* Names of NS only the remote may hold, for a listing merged with the
  * local one (both in byte order). */

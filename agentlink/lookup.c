@@ -147,7 +147,7 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
     }
 }
 
-int al_tier_forget(store *st, al_tier **tp, const char *ns, const char *key, int rc, al_entry *e)
+int al_tier_remove_key(store *st, al_tier **tp, const char *ns, const char *key, int rc, al_entry *e)
 {
     int err;
     if (!ask_remote(st, tp, ns, key, rc, e, &err))
@@ -190,6 +190,11 @@ static int names_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     return 0;
 }
 
+static int rname_cmp(const void *a, const void *b)
+{
+    return strcmp(((const al_rname *)a)->name, ((const al_rname *)b)->name);
+}
+
 int al_tier_names(store *st, al_tier **tp, const char *ns, al_rnames *out)
 {
     int has = 0, rc = al_tier_use(st, tp, &has);
@@ -199,15 +204,20 @@ int al_tier_names(store *st, al_tier **tp, const char *ns, al_rnames *out)
     if (!has)
         return 0;
     al_tier *at = *tp;
-    rc = tier_list(al_tier_tier(at), al_tier_conn(at), ns, names_add, out);
+    rc = tier_list(al_tier_tier(at), al_tier_conn(at), ns, NULL, names_add, out);
     if (rc) {
         al_rnames_release(out);
         return unreachable(at, rc);
     }
+    /* A server need not send its keys in order: the merge with the local
+     * listing needs byte order, and a name sent twice is listed once. */
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, rname_cmp);
     /* Removed here, the tombstone not yet sent: gone for this host. */
     size_t kept = 0;
     for (size_t i = 0; i < out->n; i++) {
-        if (tier_tomb_pending(al_tier_tier(at), ns, out->v[i].name))
+        if ((kept > 0 && strcmp(out->v[kept - 1].name, out->v[i].name) == 0) ||
+            tier_tomb_pending(al_tier_tier(at), ns, out->v[i].name))
             free(out->v[i].name);
         else
             out->v[kept++] = out->v[i];
