@@ -68,7 +68,7 @@ m_mount "$S" "$M" -o auto_unmount || { t_not_ok "mount"; t_done; }
 t_eq "a live mount: statfs f_type is FUSE's ($FUSE_MAGIC)" "$(stat -f -c %t "$M")" "$FUSE_MAGIC"
 timeout -k 1 20 python3 "$T_TMP/slow.py" "$M/big" "$T_TMP/big" >"$T_TMP/slow.out" 2>&1 &
 reader=$!
-t_wait_until 5 grep -q open "$T_TMP/slow.out"
+t_wait_until 30 grep -q open "$T_TMP/slow.out"
 sleep 0.3
 pid=$(m_pid "$M")
 kill -KILL "$pid"
