@@ -80,7 +80,7 @@ static int holds_socket(void)
     return found;
 }
 
-/* After a write of round I: 1 when a daemon did not acknowledge it within
+/* After a round's write: 1 when a daemon did not acknowledge it within
  * the bound (counted in T->late), its reads then not judged for staleness. */
 static int round_late(struct tally *t)
 {
