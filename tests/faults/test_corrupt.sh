@@ -236,7 +236,7 @@ for how in zero-header random truncate removed replaced; do
     timeout -k 1 5 cat "$M/k1" >"$T_TMP/o" 2>/dev/null && cmp -s "$T_TMP/o" "$W/k1" ||
         what+=" k1 did not read right before the damage"
     said=$(lock_damage "$how")
-    if t_wait_until 5 _gone "$pid"; then
+    if t_wait_until 30 _gone "$pid"; then
         wait "$pid"; rc=$?
         if [ "$rc" -ge 128 ]; then what+=" daemon killed by signal $((rc - 128))"
         elif [ "$rc" -ne 1 ]; then what+=" daemon exit $rc, want 1"; fi
@@ -297,7 +297,7 @@ if m_mount "$C" "$M"; then
     printf 'last\n' | "$M_AL" --store "$C" put last >/dev/null
     # The watcher checks lock.mdb before each poll: a name written after
     # everything else showing up means it looked after all of it.
-    t_check "a put after all that shows in the mount" t_wait_until 5 grep -sqx last "$M/last"
+    t_check "a put after all that shows in the mount" t_wait_until 30 grep -sqx last "$M/last"
     t_check "the daemon still runs" kill -0 "$pid"
     t_check "still mounted" mountpoint -q "$M"
     t_eq "the daemon logged nothing about lock.mdb" "$(grep -c 'lock.mdb' "$M.log")" 0

@@ -134,7 +134,7 @@ t_rc "agentlink --namespace alpha get kb exits 3" 3 $AGENTLINK --store "$S" --na
 t_rc "agentlink --namespace alphabe get kab exits 3" 3 $AGENTLINK --store "$S" --namespace alphabe get kab
 t_rc "agentlink default namespace get ka exits 3" 3 $AGENTLINK --store "$S" get ka
 t_rc "removing in beta exits 0" 0 $AGENTLINK --store "$S" --namespace beta rm kb
-t_wait_until 2 bash -c "[ \"\$('$M_PROBE' errno stat '$MB/kb')\" = ENODATA ]"
+t_wait_until 10 bash -c "[ \"\$('$M_PROBE' errno stat '$MB/kb')\" = ENODATA ]"
 t_eq "beta: kb evicted-state ENODATA" "$(m_errno stat "$MB/kb")" "ENODATA"
 t_eq "alpha: kb still never-written ENOENT" "$(m_errno stat "$MA/kb")" "ENOENT"
 # Longest names: a 255-byte namespace and a 255-byte key; a namespace one

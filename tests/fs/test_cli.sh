@@ -24,7 +24,7 @@ t_rc "--version exits 0" 0 "$M_FS" --version
 # ---- bad invocations: message naming the problem, non-zero, no mount --------
 bad() { # bad DESC GREP ARGS...
     local d=$1 pat=$2 rc; shift 2
-    timeout 10 "$M_FS" -f "$@" >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
+    timeout 120 "$M_FS" -f "$@" >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qi -- "$pat" "$T_TMP/err" && ! mountpoint -q "$M"; then
         t_ok "$d"
     else
@@ -49,7 +49,7 @@ bad "store that is a file: names it" "store '$T_TMP/afile'" "$T_TMP/afile" "$M"
 # ---- a corrupt store: clear error at start, never a crash ----------------------
 C=$T_TMP/corrupt; mkdir -p "$C"
 head -c 65536 /dev/urandom >"$C/data.mdb"
-timeout 10 "$M_FS" -f "$C" "$M" >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
+timeout 120 "$M_FS" -f "$C" "$M" >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
 if [ "$rc" -ge 1 ] && [ "$rc" -lt 124 ] && grep -q "store '$C'" "$T_TMP/err" && ! mountpoint -q "$M"; then
     t_ok "corrupt data.mdb: clear error, exit $rc, no mount"
 else

@@ -40,7 +40,8 @@ t_eq "a plain directory: does not serve, says nothing" "$(mount_of --store "$S" 
 t_eq "no such directory: does not serve" "$(mount_of --store "$S" --mount "$T_TMP/none")" \
     "False|None|None|$T_TMP/none: No such file or directory"
 
-# A stopped daemon: answered within the bound (1 s), not waited for. The
+# A stopped daemon: answered after the bound (1 s), not waited for; the time
+# is checked only as a hang guard (the answer names the bound). The
 # program runs without valgrind even under make test-valgrind, and without
 # LeakSanitizer under make test-asan: neither can stop or end a thread
 # blocked in a FUSE request (the kernel lets only SIGKILL through), and
@@ -55,7 +56,7 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -CONT "$pid"
 t_eq "a stopped daemon: does not serve, says it did not answer" "$got" \
     "False|None|None|$M did not answer within 1000 ms (its offloadfs daemon is stopped or busy)"
-t_check "... within 5 s ($ms ms)" test "$ms" -lt 5000
+t_check "... and returns, not blocked ($ms ms; bound 1 s, checked < 30 s)" test "$ms" -lt 30000
 t_eq "running again: serves" "$(mount_of --store "$S" --mount "$M" | cut -d'|' -f1)" True
 
 m_umount "$MF"; t_eq "daemon exits 0 (fsname=foo)" "$?" 0

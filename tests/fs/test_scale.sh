@@ -43,11 +43,11 @@ t_check "daemon VmHWM under data.mdb + 16 MiB (${hwm} kB)" test "$hwm" -lt $((db
 
 # Changes still show in a large cached listing.
 printf 'late\n' | m_put "$S" zz-late
-m_within 1 bash -c "[ \"\$(ls '$M' | wc -l)\" = $((N + 1)) ]"
-t_eq "a new key shows in the $N-entry listing within 1 s (${M_WAITED_MS} ms)" "$?" "0"
+m_within 10 bash -c "[ \"\$(ls '$M' | wc -l)\" = $((N + 1)) ]"
+t_eq "a new key shows in the $N-entry listing (${M_WAITED_MS} ms)" "$?" "0"
 m_rm "$S" entry-050000
-m_within 1 bash -c "! ls '$M' | grep -qx entry-050000"
-t_eq "a removed key leaves the listing within 1 s (${M_WAITED_MS} ms)" "$?" "0"
+m_within 10 bash -c "! ls '$M' | grep -qx entry-050000"
+t_eq "a removed key leaves the listing (${M_WAITED_MS} ms)" "$?" "0"
 
 # More changes than the store's change log keeps (200,000) while the daemon
 # sleeps: it must notice the gap and drop every cached name and the listing.

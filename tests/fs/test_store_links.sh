@@ -77,8 +77,8 @@ try() {
     fi
     if mountpoint -q "$M"; then
         TRY=mounted
-        LEAK=$(timeout 10 setpriv --reuid="$M_UID" --regid="$M_GID" --clear-groups cat "$M/secret" 2>/dev/null)
-        MINE=$(timeout 10 setpriv --reuid="$M_UID" --regid="$M_GID" --clear-groups cat "$M/mine" 2>/dev/null)
+        LEAK=$(timeout 120 setpriv --reuid="$M_UID" --regid="$M_GID" --clear-groups cat "$M/secret" 2>/dev/null)
+        MINE=$(timeout 120 setpriv --reuid="$M_UID" --regid="$M_GID" --clear-groups cat "$M/mine" 2>/dev/null)
         fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
     else
         TRY=refused

@@ -33,7 +33,7 @@ field() { python3 -c "import json,sys; m={json.loads(l)['id']: json.loads(l) for
   rd 9 '{"path":"nums","pattern":"\\u0000|^13$"}'
   printf '%s\n' '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_offloaded_result\u0000x","arguments":{"path":"nums"}}}'
 } >"$IN"
-timeout 30 $AGENTLINK mcp-proxy --store "$ST" -- $SERVER <"$IN" >"$OUT" 2>"$T_TMP/err"
+timeout 300 $AGENTLINK mcp-proxy --store "$ST" -- $SERVER <"$IN" >"$OUT" 2>"$T_TMP/err"
 t_eq "proxy exit 0" "$?" 0
 t_eq "eleven answers" "$(wc -l <"$OUT")" 11
 

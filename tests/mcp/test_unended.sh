@@ -36,7 +36,7 @@ except Exception as e:
     print("no answer: %r" % got[:300])
 print(p.returncode)
 PY
-out=$(timeout 30 python3 "$T_TMP/client.py" "$AGENTLINK" "$ST" 2>"$T_TMP/err")
+out=$(timeout 300 python3 "$T_TMP/client.py" "$AGENTLINK" "$ST" 2>"$T_TMP/err")
 t_eq "the message without newline is passed on as it came, on its own line" "$(sed -n 1p <<<"$out")" True
 t_eq "... the read tool's answer after it is a message of its own" "$(sed -n 2p <<<"$out")" \
     "'/large_tool_results/k: lines 1-2 of 2 (8 bytes)\\n1\\tone\\n2\\ttwo\\n[end of the result]'"

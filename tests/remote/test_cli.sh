@@ -43,11 +43,11 @@ t_rc "offload uploads (exit 0)" 0 "$AL" --store "$S" offload --tool web --call-i
 t_eq "  the object holds exactly the bytes" "$(s3get default/call-9 | md5sum)" "$(md5sum <"$T_TMP/big")"
 
 rgw_stop "$RGW"
-t_rc "remote stopped: put exits 5" 5 timeout 30 "$AL" --store "$S" put k2 <"$T_TMP/one"
+t_rc "remote stopped: put exits 5" 5 timeout 120 "$AL" --store "$S" put k2 <"$T_TMP/one"
 t_eq "  still printing the path" "$(cat "$T_TMP/out")" /large_tool_results/k2
 grep -q "'k2' is stored here but not yet on the remote (PUT s3://.*/default/k2: .*); it is pending" "$T_TMP/err" &&
     t_ok "  and a line saying why" || { t_not_ok "  and a line saying why"; cat "$T_TMP/err"; }
-t_rc "remote stopped: offload exits 5" 5 timeout 30 "$AL" --store "$S" offload --tool web --call-id call-10 <"$T_TMP/big"
+t_rc "remote stopped: offload exits 5" 5 timeout 120 "$AL" --store "$S" offload --tool web --call-id call-10 <"$T_TMP/big"
 grep -q "Full result saved to /large_tool_results/call-10\|/large_tool_results/call-10" "$T_TMP/out" &&
     t_ok "  still printing the pointer" || t_not_ok "  still printing the pointer"
 t_eq "  the result reads here" "$("$AL" --store "$S" get k2)" "result one"
@@ -76,6 +76,6 @@ t_rc "init --remote none" 0 "$AL" --store "$S" init --remote none
 t_rc "  stats --json" 0 "$AL" --store "$S" --json stats
 grep -q '"remote":null' "$T_TMP/out" && t_ok "  shows no remote" || t_not_ok "  shows no remote"
 rgw_stop "$RGW"
-t_rc "  and a put no longer touches the remote (exit 0 with radosgw stopped)" 0 timeout 10 "$AL" --store "$S" put k3 <"$T_TMP/one"
+t_rc "  and a put no longer touches the remote (exit 0 with radosgw stopped)" 0 timeout 120 "$AL" --store "$S" put k3 <"$T_TMP/one"
 kill -CONT "$RGW"
 t_done

@@ -81,12 +81,19 @@ p99=$(cut -d' ' -f4- "$T_TMP"/read.* | tr ' ' '\n' | grep . | sort -g | awk '{v[
 echo "# 8 hosts: $reads first reads in ${secs} ms ($((reads * 1000 / (secs ? secs : 1))) reads/s over all hosts), open+read p99 ${p99} ms"
 
 # A put killed in mid-upload (radosgw stopped, so it cannot finish): the
-# result stays pending, sync sends it, another host reads it.
+# result stays pending, sync sends it, another host reads it. Killed once it
+# is observably uploading -- its result on its host and a connection of its
+# own to radosgw open -- not after a fixed time a loaded machine may not
+# give it.
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$T_TMP/killed"
 rgw_stop "$(rgw_pid)"
 "$TIER" "${S[0]}" put killed <"$T_TMP/killed" 2>/dev/null &
 put=$!
-sleep 0.5
+uploading() {
+    cmp -s "$T_TMP/m0/killed" "$T_TMP/killed" &&
+        ss -tnp state established 2>/dev/null | grep -q "pid=$put,"
+}
+t_check "the put is uploading (committed on its host, connected to radosgw)" t_wait_until 60 uploading
 kill -9 "$put"; wait "$put" 2>/dev/null
 kill -CONT "$(rgw_pid)"
 t_eq "the killed put left the result readable on its host" "$(cmp -s "$T_TMP/m0/killed" "$T_TMP/killed"; echo $?)" 0

@@ -29,11 +29,11 @@ for k in k1 k2 k3; do
 done
 
 rgw_stop "$RGW"
-t_rc "radosgw stopped: A: rm k1 exits 5" 5 timeout 30 $AL --store "$A" rm k1
+t_rc "radosgw stopped: A: rm k1 exits 5" 5 timeout 120 $AL --store "$A" rm k1
 grep -q "'k1' is done here, not on the remote" "$T_TMP/err" && t_ok "  and says so" ||
     { t_not_ok "  and says so"; cat "$T_TMP/err"; }
-t_rc "radosgw stopped: A: rm k2 exits 5" 5 timeout 30 $AL --store "$A" rm k2
-t_rc "radosgw stopped: A: rm k3 exits 5" 5 timeout 30 $AL --store "$A" rm k3
+t_rc "radosgw stopped: A: rm k2 exits 5" 5 timeout 120 $AL --store "$A" rm k2
+t_rc "radosgw stopped: A: rm k3 exits 5" 5 timeout 120 $AL --store "$A" rm k3
 t_eq "  stats: 3 pending (the tombstones)" "$(pending)" 3
 kill -CONT "$RGW"
 t_check "radosgw back: B still serves k1 (no tombstone yet)" cmp -s "$MB/k1" "$T_TMP/k1"
@@ -50,15 +50,15 @@ for k in k4 k5; do
     t_rc "A: put $k (uploaded)" 0 $AL --store "$A" put "$k" <"$T_TMP/$k"
 done
 rgw_stop "$RGW"
-t_rc "radosgw stopped: A: rm k4 exits 5" 5 timeout 30 $AL --store "$A" rm k4
+t_rc "radosgw stopped: A: rm k4 exits 5" 5 timeout 120 $AL --store "$A" rm k4
 echo "see /large_tool_results/k5 here" >"$T_TMP/ref"
-t_rc "radosgw stopped: A: drop-referenced k5 exits 5" 5 timeout 30 $AL --store "$A" drop-referenced <"$T_TMP/ref"
-t_rc "radosgw stopped: sync exits 5" 5 timeout 30 $AL --store "$A" sync
+t_rc "radosgw stopped: A: drop-referenced k5 exits 5" 5 timeout 120 $AL --store "$A" drop-referenced <"$T_TMP/ref"
+t_rc "radosgw stopped: sync exits 5" 5 timeout 120 $AL --store "$A" sync
 t_eq "  and says 2 pending" "$(cat "$T_TMP/out")" "0 uploaded, 2 pending"
 kill -CONT "$RGW"
 t_check "radosgw back: B still serves k4" cmp -s "$MB/k4" "$T_TMP/k4"
 t_check "  and k5" cmp -s "$MB/k5" "$T_TMP/k5"
-t_rc "A: sync exits 0" 0 timeout 30 $AL --store "$A" sync
+t_rc "A: sync exits 0" 0 timeout 120 $AL --store "$A" sync
 t_eq "  sends both tombstones" "$(cat "$T_TMP/out")" "2 uploaded, 0 pending"
 t_eq "  stats: 0 pending" "$(pending)" 0
 t_eq "B: k4 is ENODATA" "$(m_errno open_r "$MB/k4")" ENODATA

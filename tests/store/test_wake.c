@@ -141,7 +141,9 @@ static void store_wake_should_give_up_on_a_silent_daemon_within_the_bound(void *
     ms = ms_since(&t0);
     assert_int_equal(r.daemons, 1);
     assert_int_equal(r.late, 1);
-    assert_true(ms < 1000.0); /* the bound: it never blocks */
+    /* Bounded, never blocked: 10 x the bound, not the bound itself, so a
+     * loaded machine or valgrind cannot fail it; the figure is printed. */
+    assert_true(ms < 10.0 * STORE_WAKE_TIMEOUT_MS);
     print_message("# a silent daemon held the writer %.1f ms (bound %u ms)\n", ms,
                   STORE_WAKE_TIMEOUT_MS);
     close(fd);

@@ -132,7 +132,8 @@ static void put_with_remote_stopped_should_be_pending_then_synced(void **state)
     double t0 = rfx_now();
     assert_int_equal(tier_put(f->ta, f->ca, "ns", "p", "pending bytes", 13, NULL, NULL, &e), TIER_EPENDING);
     double dt = rfx_now() - t0;
-    assert_true(dt < (double)remote_bound_ms(tier_remote(f->ta)) / 1000 + 0.6);
+    /* bounded (10 x the remote's bound: a loaded machine or valgrind adds its own) */
+    assert_true(dt < 10.0 * (double)remote_bound_ms(tier_remote(f->ta)) / 1000);
     assert_non_null(strstr(remote_conn_message(f->ca), "PUT "));
     assert_non_null(strstr(tier_strerror(TIER_EPENDING), "pending"));
     /* kept locally, readable, marked */
