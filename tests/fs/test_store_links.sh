@@ -155,9 +155,11 @@ race() {
         fi
     done
     kill "$rpid"; wait "$rpid" 2>/dev/null
-    # killed between its two exchanges: the user's file back in place
+    # killed between its two exchanges: the attacker's link out of the way
+    # (mv cannot put a directory over it) and the user's file back in place
     if [ "$(stat -c %i "$dir/$name" 2>/dev/null)" != "$ino" ]; then
-        mv -fT "$dir/.racer-$name" "$dir/$name"
+        rm -f "$dir/$name"
+        mv -T "$dir/.racer-$name" "$dir/$name"
     fi
     rm -f "$dir/.racer-$name"
     swaps=$(grep -c '^swap' "$out")
