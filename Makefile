@@ -46,6 +46,9 @@ METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
 REMOTE_SRC := $(wildcard remote/*.c)
 TIER_SRC   := $(wildcard tier/*.c)
 REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
+# The in-memory remote (remote/mem/): remote.h again, for unit tests only.
+REMOTE_MEM_SRC := $(wildcard remote/mem/*.c)
+REMOTE_MEM_OBJ := $(REMOTE_MEM_SRC:%.c=$(B)/obj/%.o)
 TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
@@ -83,6 +86,12 @@ $(B)/libstore.a: $(STORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/libremote.a: $(REMOTE_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+# A test links libremote_mem.a instead of libremote.a: the same functions
+# over buckets in memory, with faults on demand (remote/mem/mem.h).
+$(B)/libremote_mem.a: $(REMOTE_MEM_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
@@ -144,6 +153,13 @@ $(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
 	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
+# The tier's unit tests (test_mem_*) run over the in-memory remote: no
+# server, no FUSE.
+$(B)/tests/tier/test_mem_%: tests/tier/test_mem_%.c tests/tier/memfx.h $(B)/libtier.a $(B)/libremote_mem.a \
+  $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote_mem.a $(B)/libstore.a \
+	  -lcmocka -lpthread $(REQ_LIBS_STORE)
 # The tier's driver for the shell tests (before the tools' pattern rule).
 $(B)/tools/tierctl: tests/tools/tierctl.c tests/tools/readin.h $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
 	@mkdir -p $(dir $@)
