@@ -67,7 +67,7 @@ static uint64_t fnv64(const unsigned char *p, size_t n, uint64_t h)
 }
 
 mem_obj *mem_obj_new(const void *data, unsigned char *owned, size_t len, const remote_meta *meta,
-                     int64_t mtime)
+                     int64_t mtime, unsigned parts)
 {
     mem_obj *o = calloc(1, sizeof *o);
     if (!o) {
@@ -91,10 +91,14 @@ mem_obj *mem_obj_new(const void *data, unsigned char *owned, size_t len, const r
         mem_obj_unref(o);
         return NULL;
     }
-    /* The same bytes, the same ETag (S3's is their MD5). */
-    snprintf(o->etag, sizeof o->etag, "\"%016llx%016llx\"",
+    /* The same bytes, the same ETag (S3's is their MD5; a multipart
+     * upload's, a hash of the parts' with "-PARTS"). */
+    char parts_s[16] = "";
+    if (parts)
+        snprintf(parts_s, sizeof parts_s, "-%u", parts);
+    snprintf(o->etag, sizeof o->etag, "\"%016llx%016llx%s\"",
              (unsigned long long)fnv64(o->data, len, 1469598103934665603ull),
-             (unsigned long long)fnv64(o->data, len, 0x84222325cbf29ce4ull) ^ len);
+             (unsigned long long)fnv64(o->data, len, 0x84222325cbf29ce4ull) ^ len, parts_s);
     return o;
 }
 
@@ -418,7 +422,7 @@ void remote_mem_requests_reset(remote_mem *m)
 int remote_mem_put(remote_mem *m, const char *key, const void *data, size_t len, const remote_meta *meta,
                    int64_t mtime)
 {
-    mem_obj *o = mem_obj_new(data, NULL, len, meta, mtime);
+    mem_obj *o = mem_obj_new(data, NULL, len, meta, mtime, 0);
     if (!o)
         return ENOMEM;
     mem_lock();

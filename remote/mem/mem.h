@@ -27,8 +27,9 @@
  *   remote_conn_message() ("OP s3://BUCKET/PREFIX/NAME: why[, N
  *   attempts]") say what happened, as the real ones do.
  * What it does not model: configuration (no AWS variable or file is read;
- * remote_open() checks the URL only), credentials, multipart (one PUT
- * request whatever the size), time skew, ETags of multipart uploads.
+ * remote_open() checks the URL only), credentials, the parts of a
+ * multipart upload (one PUT request whatever the size; only its ETag takes
+ * the multipart form "HASH-PARTS"), time skew.
  *
  * Caveats
  * =======

@@ -12,7 +12,7 @@ typedef struct mem_obj {
     unsigned refs;             /* changed under the lock only */
     unsigned char *data;
     size_t len;
-    char etag[40];             /* with its quotes */
+    char etag[64];             /* with its quotes */
     int64_t mtime;
     char *tool, *call_id;      /* NULL when absent */
     uint64_t size;             /* x-amz-meta-size, 0 when absent */
@@ -50,10 +50,11 @@ remote_mem *mem_find(const char *name);
 int mem_attempt(const char *bucket, remote_mem_op op, const char *name, mem_act *a);
 
 /* A new version of LEN bytes (copied from DATA, or taken from OWNED when
- * not NULL), META may be NULL, MTIME 0: now. One reference, yours; NULL
- * without memory. */
+ * not NULL), META may be NULL, MTIME 0: now, PARTS the parts of a
+ * multipart upload (its ETag then ends in "-PARTS"), 0 for one PUT. One
+ * reference, yours; NULL without memory. */
 mem_obj *mem_obj_new(const void *data, unsigned char *owned, size_t len, const remote_meta *meta,
-                     int64_t mtime);
+                     int64_t mtime, unsigned parts);
 
 /* Locked: a new reference to object KEY of M, or NULL when absent. */
 mem_obj *mem_obj_ref(remote_mem *m, const char *key);

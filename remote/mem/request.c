@@ -337,7 +337,7 @@ static int one_attempt(remote_conn *c, rq *q, attempt_fn fn, void *ctx)
         rc = fn(c, q, &a, ctx);
     if (a.replace && q->name) { /* another host's write, after this answer */
         char *key = full_key(c->r, q->name);
-        mem_obj *o = key ? mem_obj_new(a.replace, NULL, a.replace_len, NULL, 0) : NULL;
+        mem_obj *o = key ? mem_obj_new(a.replace, NULL, a.replace_len, NULL, 0, 0) : NULL;
         mem_lock();
         remote_mem *m = mem_find(c->r->bucket);
         int set = o && m ? mem_obj_set(m, key, o) == 0 : 0;
@@ -428,7 +428,10 @@ static int put_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
         off += n;
     }
     char *key = full_key(c->r, q->name);
-    mem_obj *o = key ? mem_obj_new(NULL, body, (size_t)p->size, p->meta, 0) : NULL;
+    const remote_options *opt = &c->r->opt;
+    unsigned parts = p->size > opt->multipart_over
+                         ? (unsigned)((p->size + opt->part_bytes - 1) / opt->part_bytes) : 0;
+    mem_obj *o = key ? mem_obj_new(NULL, body, (size_t)p->size, p->meta, 0, parts) : NULL;
     if (!key)
         free(body);
     int rc = o ? 0 : ENOMEM;
