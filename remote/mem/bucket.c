@@ -41,8 +41,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_mem **buckets; /* never freed: a test may keep a pointer */
 static size_t nbuckets;
 
-void mem_lock(void) { pthread_mutex_lock(&lock); }
-void mem_unlock(void) { pthread_mutex_unlock(&lock); }
+void remote_mem_lock(void) { pthread_mutex_lock(&lock); }
+void remote_mem_unlock(void) { pthread_mutex_unlock(&lock); }
 
 static remote_mem *find_any(const char *name)
 {
@@ -52,7 +52,7 @@ static remote_mem *find_any(const char *name)
     return NULL;
 }
 
-remote_mem *mem_find(const char *name)
+remote_mem *remote_mem_find(const char *name)
 {
     remote_mem *m = find_any(name);
     return m && m->live ? m : NULL;
@@ -66,8 +66,8 @@ static uint64_t fnv64(const unsigned char *p, size_t n, uint64_t h)
     return h;
 }
 
-mem_obj *mem_obj_new(const void *data, unsigned char *owned, size_t len, const remote_meta *meta,
-                     int64_t mtime, unsigned parts)
+mem_obj *remote_mem_obj_new(const void *data, unsigned char *owned, size_t len, const remote_meta *meta,
+                            int64_t mtime, unsigned parts)
 {
     mem_obj *o = calloc(1, sizeof *o);
     if (!o) {
@@ -88,7 +88,7 @@ mem_obj *mem_obj_new(const void *data, unsigned char *owned, size_t len, const r
     }
     if (!o->data || (meta && ((meta->tool && !o->tool) || (meta->call_id && !o->call_id)))) {
         o->refs = 1;
-        mem_obj_unref(o);
+        remote_mem_obj_unref(o);
         return NULL;
     }
     /* The same bytes, the same ETag (S3's is their MD5; a multipart
@@ -110,13 +110,13 @@ static void obj_free(mem_obj *o)
     free(o);
 }
 
-void mem_obj_unref(mem_obj *o)
+void remote_mem_obj_unref(mem_obj *o)
 {
     if (!o)
         return;
-    mem_lock();
+    remote_mem_lock();
     unsigned left = --o->refs;
-    mem_unlock();
+    remote_mem_unlock();
     if (!left)
         obj_free(o);
 }
@@ -141,7 +141,7 @@ static size_t find_key(const remote_mem *m, const char *key, int *found)
     return lo;
 }
 
-mem_obj *mem_obj_ref(remote_mem *m, const char *key)
+mem_obj *remote_mem_obj_ref(remote_mem *m, const char *key)
 {
     int found;
     size_t i = find_key(m, key, &found);
@@ -151,7 +151,7 @@ mem_obj *mem_obj_ref(remote_mem *m, const char *key)
     return m->v[i].o;
 }
 
-int mem_obj_set(remote_mem *m, const char *key, mem_obj *o)
+int remote_mem_obj_set(remote_mem *m, const char *key, mem_obj *o)
 {
     int found;
     size_t i = find_key(m, key, &found);
@@ -187,7 +187,7 @@ static void slot_drop(remote_mem *m, size_t i)
         obj_free(m->v[i].o);
 }
 
-void mem_obj_del(remote_mem *m, const char *key)
+void remote_mem_obj_del(remote_mem *m, const char *key)
 {
     int found;
     size_t i = find_key(m, key, &found);
@@ -198,8 +198,8 @@ void mem_obj_del(remote_mem *m, const char *key)
     m->n--;
 }
 
-int mem_list(remote_mem *m, const char *prefix, const char *after, unsigned max, mem_entry **out,
-             size_t *n, int *more)
+int remote_mem_obj_list(remote_mem *m, const char *prefix, const char *after, unsigned max,
+                        mem_entry **out, size_t *n, int *more)
 {
     size_t plen = strlen(prefix), cnt = 0;
     mem_entry *v = calloc(max ? max : 1, sizeof *v);
@@ -219,7 +219,7 @@ int mem_list(remote_mem *m, const char *prefix, const char *after, unsigned max,
             break;
         }
         if (!(v[cnt].key = strdup(s->key))) {
-            mem_entries_free(v, cnt);
+            remote_mem_entries_free(v, cnt);
             return ENOMEM;
         }
         v[cnt].size = s->o->len;
@@ -230,14 +230,14 @@ int mem_list(remote_mem *m, const char *prefix, const char *after, unsigned max,
     return 0;
 }
 
-void mem_entries_free(mem_entry *v, size_t n)
+void remote_mem_entries_free(mem_entry *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
         free(v[i].key);
     free(v);
 }
 
-int mem_obj_info(const mem_obj *o, remote_info *info)
+int remote_mem_obj_info(const mem_obj *o, remote_info *info)
 {
     memset(info, 0, sizeof *info);
     info->length = o->len;
@@ -277,7 +277,7 @@ remote_mem *remote_mem_bucket(const char *name)
 {
     if (!name || strlen(name) >= sizeof buckets[0]->name)
         return NULL;
-    mem_lock();
+    remote_mem_lock();
     remote_mem *m = find_any(name);
     if (!m) {
         remote_mem **v = realloc(buckets, (nbuckets + 1) * sizeof *v);
@@ -291,29 +291,29 @@ remote_mem *remote_mem_bucket(const char *name)
     }
     if (m)
         m->live = 1;
-    mem_unlock();
+    remote_mem_unlock();
     return m;
 }
 
 void remote_mem_bucket_drop(const char *name)
 {
-    mem_lock();
+    remote_mem_lock();
     remote_mem *m = find_any(name);
     if (m) {
         empty(m);
         m->live = 0;
     }
-    mem_unlock();
+    remote_mem_unlock();
 }
 
 void remote_mem_reset(void)
 {
-    mem_lock();
+    remote_mem_lock();
     for (size_t i = 0; i < nbuckets; i++) {
         empty(buckets[i]);
         buckets[i]->live = 0;
     }
-    mem_unlock();
+    remote_mem_unlock();
 }
 
 /* ---- faults and counters ---------------------------------------------- */
@@ -332,13 +332,13 @@ int remote_mem_fault_add(remote_mem *m, const remote_mem_fault *f)
         memcpy(r.replace, f->replace, f->replace_len);
     r.f.name = r.name;
     r.f.replace = r.replace;
-    mem_lock();
+    remote_mem_lock();
     rule *v = realloc(m->rules, (m->nrules + 1) * sizeof *v);
     if (v) {
         m->rules = v;
         m->rules[m->nrules++] = r;
     }
-    mem_unlock();
+    remote_mem_unlock();
     if (!v) {
         free(r.name);
         free(r.replace);
@@ -349,7 +349,7 @@ int remote_mem_fault_add(remote_mem *m, const remote_mem_fault *f)
 
 void remote_mem_fault_clear(remote_mem *m)
 {
-    mem_lock();
+    remote_mem_lock();
     for (size_t i = 0; i < m->nrules; i++) {
         free(m->rules[i].name);
         free(m->rules[i].replace);
@@ -357,20 +357,20 @@ void remote_mem_fault_clear(remote_mem *m)
     free(m->rules);
     m->rules = NULL;
     m->nrules = 0;
-    mem_unlock();
+    remote_mem_unlock();
 }
 
 void remote_mem_list_reverse(remote_mem *m, int on)
 {
-    mem_lock();
+    remote_mem_lock();
     m->reverse = on != 0;
-    mem_unlock();
+    remote_mem_unlock();
 }
 
-int mem_attempt(const char *bucket, remote_mem_op op, const char *name, mem_act *a)
+int remote_mem_attempt(const char *bucket, remote_mem_op op, const char *name, mem_act *a)
 {
     memset(a, 0, sizeof *a);
-    remote_mem *m = mem_find(bucket);
+    remote_mem *m = remote_mem_find(bucket);
     if (!m)
         return 0;
     m->req[op]++;
@@ -403,33 +403,33 @@ int mem_attempt(const char *bucket, remote_mem_op op, const char *name, mem_act 
 unsigned long remote_mem_requests(const remote_mem *m, remote_mem_op op)
 {
     unsigned long n = 0;
-    mem_lock();
+    remote_mem_lock();
     for (int i = 1; i < REMOTE_MEM_OPS; i++)
         if (op == REMOTE_MEM_ANY || op == (remote_mem_op)i)
             n += m->req[i];
-    mem_unlock();
+    remote_mem_unlock();
     return n;
 }
 
 void remote_mem_requests_reset(remote_mem *m)
 {
-    mem_lock();
+    remote_mem_lock();
     memset(m->req, 0, sizeof m->req);
-    mem_unlock();
+    remote_mem_unlock();
 }
 
 /* ---- objects behind the requests' back -------------------------------- */
 int remote_mem_put(remote_mem *m, const char *key, const void *data, size_t len, const remote_meta *meta,
                    int64_t mtime)
 {
-    mem_obj *o = mem_obj_new(data, NULL, len, meta, mtime, 0);
+    mem_obj *o = remote_mem_obj_new(data, NULL, len, meta, mtime, 0);
     if (!o)
         return ENOMEM;
-    mem_lock();
-    int rc = m->live ? mem_obj_set(m, key, o) : REMOTE_ENOBUCKET;
-    mem_unlock();
+    remote_mem_lock();
+    int rc = m->live ? remote_mem_obj_set(m, key, o) : REMOTE_ENOBUCKET;
+    remote_mem_unlock();
     if (rc)
-        mem_obj_unref(o);
+        remote_mem_obj_unref(o);
     return rc;
 }
 
@@ -438,11 +438,11 @@ int remote_mem_get(remote_mem *m, const char *key, void **data, size_t *len, rem
     int rc = 0;
     if (data)
         *data = NULL;
-    mem_lock();
-    mem_obj *o = m->live ? mem_obj_ref(m, key) : NULL;
+    remote_mem_lock();
+    mem_obj *o = m->live ? remote_mem_obj_ref(m, key) : NULL;
     if (o && info)
-        rc = mem_obj_info(o, info); /* under the lock: remote_mem_set_mtime() writes mtime */
-    mem_unlock();
+        rc = remote_mem_obj_info(o, info); /* under the lock: remote_mem_set_mtime() writes mtime */
+    remote_mem_unlock();
     if (!o)
         return REMOTE_ENOTFOUND;
     if (!rc && data) {
@@ -457,34 +457,34 @@ int remote_mem_get(remote_mem *m, const char *key, void **data, size_t *len, rem
         *len = o->len;
     if (rc && info)
         remote_info_clear(info);
-    mem_obj_unref(o);
+    remote_mem_obj_unref(o);
     return rc;
 }
 
 int remote_mem_set_mtime(remote_mem *m, const char *key, int64_t mtime)
 {
-    mem_lock();
-    mem_obj *o = m->live ? mem_obj_ref(m, key) : NULL;
+    remote_mem_lock();
+    mem_obj *o = m->live ? remote_mem_obj_ref(m, key) : NULL;
     if (o) {
         o->mtime = mtime; /* the one field changed in place: listings read it under the lock */
         o->refs--;
     }
-    mem_unlock();
+    remote_mem_unlock();
     return o ? 0 : REMOTE_ENOTFOUND;
 }
 
 void remote_mem_remove(remote_mem *m, const char *key)
 {
-    mem_lock();
+    remote_mem_lock();
     if (m->live)
-        mem_obj_del(m, key);
-    mem_unlock();
+        remote_mem_obj_del(m, key);
+    remote_mem_unlock();
 }
 
 size_t remote_mem_count(const remote_mem *m)
 {
-    mem_lock();
+    remote_mem_lock();
     size_t n = m->n;
-    mem_unlock();
+    remote_mem_unlock();
     return n;
 }

@@ -320,9 +320,9 @@ static int injected(remote_conn *c, rq *q, int err)
 static int one_attempt(remote_conn *c, rq *q, attempt_fn fn, void *ctx)
 {
     mem_act a;
-    mem_lock();
-    int rc = mem_attempt(c->r->bucket, q->op, q->match, &a);
-    mem_unlock();
+    remote_mem_lock();
+    int rc = remote_mem_attempt(c->r->bucket, q->op, q->match, &a);
+    remote_mem_unlock();
     if (rc) {
         fail(c, q, "out of memory");
         return rc;
@@ -337,13 +337,13 @@ static int one_attempt(remote_conn *c, rq *q, attempt_fn fn, void *ctx)
         rc = fn(c, q, &a, ctx);
     if (a.replace && q->name) { /* another host's write, after this answer */
         char *key = full_key(c->r, q->name);
-        mem_obj *o = key ? mem_obj_new(a.replace, NULL, a.replace_len, NULL, 0, 0) : NULL;
-        mem_lock();
-        remote_mem *m = mem_find(c->r->bucket);
-        int set = o && m ? mem_obj_set(m, key, o) == 0 : 0;
-        mem_unlock();
+        mem_obj *o = key ? remote_mem_obj_new(a.replace, NULL, a.replace_len, NULL, 0, 0) : NULL;
+        remote_mem_lock();
+        remote_mem *m = remote_mem_find(c->r->bucket);
+        int set = o && m ? remote_mem_obj_set(m, key, o) == 0 : 0;
+        remote_mem_unlock();
         if (!set)
-            mem_obj_unref(o);
+            remote_mem_obj_unref(o);
         free(key);
     }
     free(a.replace);
@@ -385,11 +385,11 @@ static int run(remote_conn *c, rq *q, attempt_fn fn, void *ctx)
  * missing bucket written (HEAD: no code, as a HEAD answer has no body). */
 static remote_mem *bucket_locked(remote_conn *c, rq *q)
 {
-    mem_lock();
-    remote_mem *m = mem_find(c->r->bucket);
+    remote_mem_lock();
+    remote_mem *m = remote_mem_find(c->r->bucket);
     if (m)
         return m;
-    mem_unlock();
+    remote_mem_unlock();
     fail(c, q, q->op == REMOTE_MEM_HEAD ? "HTTP 404" : "HTTP 404 NoSuchBucket");
     return NULL;
 }
@@ -408,7 +408,7 @@ static int put_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     (void)a;
     if (!bucket_locked(c, q))
         return REMOTE_ENOBUCKET;
-    mem_unlock();
+    remote_mem_unlock();
     if (p->size >= SIZE_MAX / 2) {
         fail(c, q, "out of memory");
         return ENOMEM;
@@ -431,7 +431,7 @@ static int put_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     const remote_options *opt = &c->r->opt;
     unsigned parts = p->size > opt->multipart_over
                          ? (unsigned)((p->size + opt->part_bytes - 1) / opt->part_bytes) : 0;
-    mem_obj *o = key ? mem_obj_new(NULL, body, (size_t)p->size, p->meta, 0, parts) : NULL;
+    mem_obj *o = key ? remote_mem_obj_new(NULL, body, (size_t)p->size, p->meta, 0, parts) : NULL;
     if (!key)
         free(body);
     int rc = o ? 0 : ENOMEM;
@@ -439,13 +439,13 @@ static int put_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     if (!rc && !m)
         rc = REMOTE_ENOBUCKET;
     else if (!rc) {
-        rc = mem_obj_set(m, key, o);
-        mem_unlock();
+        rc = remote_mem_obj_set(m, key, o);
+        remote_mem_unlock();
     }
     if (rc == ENOMEM)
         fail(c, q, "out of memory");
     if (rc)
-        mem_obj_unref(o);
+        remote_mem_obj_unref(o);
     free(key);
     return rc;
 }
@@ -490,10 +490,10 @@ static int obj_get(remote_conn *c, rq *q, mem_obj **o, remote_info *info)
     }
     remote_mem *m = bucket_locked(c, q);
     if (m) {
-        *o = mem_obj_ref(m, key);
+        *o = remote_mem_obj_ref(m, key);
         if (*o && info)
-            rc = mem_obj_info(*o, info);
-        mem_unlock();
+            rc = remote_mem_obj_info(*o, info);
+        remote_mem_unlock();
     }
     free(key);
     if (!m)
@@ -503,7 +503,7 @@ static int obj_get(remote_conn *c, rq *q, mem_obj **o, remote_info *info)
         return REMOTE_ENOTFOUND;
     }
     if (rc) {
-        mem_obj_unref(*o);
+        remote_mem_obj_unref(*o);
         *o = NULL;
         fail(c, q, "out of memory");
     }
@@ -519,7 +519,7 @@ static int get_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     if (rc)
         return rc;
     if ((q->must_match || q->delivered > 0) && q->etag[0] && strcmp(q->etag, o->etag) != 0) {
-        mem_obj_unref(o); /* If-Match: 412 */
+        remote_mem_obj_unref(o); /* If-Match: 412 */
         remote_info_clear(g->info);
         fail(c, q, "the object was replaced%s", q->delivered ? " during the read" : "");
         return REMOTE_ECHANGED;
@@ -527,7 +527,7 @@ static int get_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     uint64_t from = g->off + q->delivered;
     if (from >= o->len) { /* 416: nothing there */
         g->empty = 1;
-        mem_obj_unref(o);
+        remote_mem_obj_unref(o);
         return 0;
     }
     if (!q->etag[0])
@@ -539,14 +539,14 @@ static int get_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
         if (a->cut && sent + n > a->cut)
             n = a->cut - sent;
         if (n == 0) {
-            mem_obj_unref(o);
+            remote_mem_obj_unref(o);
             q->retry = 1;
             fail(c, q, "transfer closed with %llu bytes remaining to read (curl 18)",
                  (unsigned long long)(end - from));
             return REMOTE_EDOWN;
         }
         if (g->sink(g->arg, o->data + from, (size_t)n) != 0) {
-            mem_obj_unref(o);
+            remote_mem_obj_unref(o);
             fail(c, q, "the reader failed");
             return REMOTE_ESOURCE;
         }
@@ -554,7 +554,7 @@ static int get_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
         sent += n;
         from += n;
     }
-    mem_obj_unref(o);
+    remote_mem_obj_unref(o);
     return 0;
 }
 
@@ -613,7 +613,7 @@ static int head_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     (void)a;
     remote_info_clear(ctx);
     int rc = obj_get(c, q, &o, ctx);
-    mem_obj_unref(o);
+    remote_mem_obj_unref(o);
     return rc;
 }
 
@@ -671,8 +671,8 @@ static int delete_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     }
     remote_mem *m = bucket_locked(c, q);
     if (m) {
-        mem_obj_del(m, key); /* a missing key too: S3 answers 204 */
-        mem_unlock();
+        remote_mem_obj_del(m, key); /* a missing key too: S3 answers 204 */
+        remote_mem_unlock();
     }
     free(key);
     return m ? 0 : REMOTE_ENOBUCKET;
@@ -699,7 +699,7 @@ static int page_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
 {
     page_ctx *p = ctx;
     int more = 0;
-    mem_entries_free(p->v, p->n);
+    remote_mem_entries_free(p->v, p->n);
     p->v = NULL;
     p->n = 0;
     free(p->next);
@@ -707,8 +707,8 @@ static int page_attempt(remote_conn *c, rq *q, const mem_act *a, void *ctx)
     remote_mem *m = bucket_locked(c, q);
     if (!m)
         return REMOTE_ENOBUCKET;
-    int rc = mem_list(m, p->prefix, p->token, p->max, &p->v, &p->n, &more);
-    mem_unlock();
+    int rc = remote_mem_obj_list(m, p->prefix, p->token, p->max, &p->v, &p->n, &more);
+    remote_mem_unlock();
     /* The token is the last key handed (S3's are opaque; start-after). */
     const char *next = !more ? NULL : a->repeat_token && p->token ? p->token : p->v[p->n - 1].key;
     if (!rc && next && !(p->next = strdup(next)))
@@ -763,7 +763,7 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
         rc = run(c, &q, page_attempt, &p);
         for (size_t i = 0; !rc && i < p.n; i++)
             rc = fn(arg, p.v[i].key + strip, p.v[i].size, p.v[i].mtime);
-        mem_entries_free(p.v, p.n);
+        remote_mem_entries_free(p.v, p.n);
         free(token);
         token = p.next;
         if (rc || !token || one_page)

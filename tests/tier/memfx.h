@@ -102,7 +102,7 @@ static inline void mfx_assert_no_object(struct mfx *f, const char *name)
     assert_int_equal(remote_mem_get(f->m, key, NULL, NULL, NULL), REMOTE_ENOTFOUND);
 }
 
-/* Writes N bytes WANT as object NAME (relative to the prefix) behind the
+/* Writes the N bytes at DATA as object NAME (relative to the prefix) behind the
  * tiers' back, as another host would; MTIME 0: now. */
 static inline void mfx_put(struct mfx *f, const char *name, const void *data, size_t n, int64_t mtime)
 {

@@ -132,7 +132,8 @@ static void get_should_stream_exact_ranges(void **state)
     /* a name never written */
     assert_int_equal(tier_get(f->tb, f->cb, "ns", "nope", NULL, 0, 10, mfx_sink_fn, &s, &got),
                      REMOTE_ENOTFOUND);
-    assert_string_equal(remote_conn_message(f->cb), "GET s3://" MFX_BUCKET "/" MFX_PREFIX "/ns/nope: HTTP 404 NoSuchKey");
+    assert_string_equal(remote_conn_message(f->cb),
+                        "GET s3://" MFX_BUCKET "/" MFX_PREFIX "/ns/nope: HTTP 404 NoSuchKey");
     free(s.p);
     free(data);
 }
