@@ -282,6 +282,49 @@ static void gc_should_remove_the_oldest_beyond_the_bounds_with_tombstones(void *
     mfx_assert_object(f, "n3/b", v, sizeof v);
 }
 
+/* Another writer of the same name, as the upload of the older version is
+ * about to read its bytes: the newer version, pending (its writer has not
+ * uploaded it yet) or, with FINISHED, already uploaded and unmarked. */
+typedef struct rival {
+    struct mfx *f;
+    int finished;
+} rival;
+
+static int rival_writes(void *arg, remote_mem_op op, const char *name)
+{
+    rival *r = arg;
+    store_entry e;
+    (void)op;
+    (void)name;
+    assert_int_equal(store_put(r->f->a, "ns", "k", "version two", 11, NULL, &e), 0);
+    if (r->finished) {
+        mfx_put(r->f, "ns/k", "version two", 11, 0);
+        assert_int_equal(store_pending_clear(r->f->a, e.version), 0);
+    }
+    return 0;
+}
+
+static void put_replaced_during_its_upload_should_end_with_the_newest_bytes(void **state)
+{
+    struct mfx *f = *state;
+    rival r = {f, 0};
+    /* the newer version is still its writer's: this put's catch-up sends it */
+    mfx_fault(f, .op = REMOTE_MEM_PUT, .times = 1, .hook = rival_writes, .hook_arg = &r);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "version one", 11, NULL, NULL, NULL), 0);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_PUT), 2);
+    assert_int_equal(mfx_pending(f->a), 0);
+    mfx_assert_object(f, "ns/k", "version two", 11);
+    /* the newer one's writer has finished: sent again, so it lands last */
+    remote_mem_fault_clear(f->m);
+    remote_mem_requests_reset(f->m);
+    r.finished = 1;
+    mfx_fault(f, .op = REMOTE_MEM_PUT, .times = 1, .hook = rival_writes, .hook_arg = &r);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "version 1.5", 11, NULL, NULL, NULL), 0);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_PUT), 2);
+    assert_int_equal(mfx_pending(f->a), 0);
+    mfx_assert_object(f, "ns/k", "version two", 11);
+}
+
 static void unknown_bucket_should_leave_writes_pending(void **state)
 {
     struct mfx *f = *state;
@@ -315,6 +358,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(failed_remove_should_stay_pending_until_sync, mfx_setup, mfx_teardown),
         cmocka_unit_test_setup_teardown(gc_should_remove_the_oldest_beyond_the_bounds_with_tombstones, mfx_setup,
                                         mfx_teardown),
+        cmocka_unit_test_setup_teardown(put_replaced_during_its_upload_should_end_with_the_newest_bytes,
+                                        mfx_setup, mfx_teardown),
         cmocka_unit_test_setup_teardown(unknown_bucket_should_leave_writes_pending, mfx_setup, mfx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
