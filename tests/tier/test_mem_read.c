@@ -7,6 +7,7 @@
 #include "tests/tier/memfx.h"
 
 #include <errno.h>
+#include <pthread.h>
 
 static void lookup_should_tell_live_tomb_and_never_written(void **state)
 {
@@ -255,6 +256,66 @@ static void get_should_retry_transient_errors_and_stalls_within_the_bound(void *
     free(s.p);
 }
 
+/* Host A rewrites one name over and over, alternating two versions of the
+ * same length, while host B looks it up and reads it in ranges pinned to
+ * the version it found: every read is all of one version or
+ * REMOTE_ECHANGED, never a mix. */
+typedef struct rewriter {
+    struct mfx *f;
+    unsigned char *v[2];
+    size_t n;
+    int rounds;
+} rewriter;
+
+static void *rewrite(void *arg)
+{
+    rewriter *w = arg;
+    for (int i = 0; i < w->rounds; i++)
+        if (tier_put(w->f->ta, w->f->ca, "ns", "hot", w->v[i % 2], w->n, NULL, NULL, NULL) != 0)
+            return (void *)1;
+    return NULL;
+}
+
+static void reads_during_rewrites_should_never_mix_versions(void **state)
+{
+    struct mfx *f = *state;
+    rewriter w = {f, {mfx_bytes(60000, 6), mfx_bytes(60000, 7)}, 60000, 200};
+    mfx_sink s = {0};
+    pthread_t th;
+    void *res;
+    unsigned whole = 0, changed = 0;
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "hot", w.v[1], w.n, NULL, NULL, NULL), 0);
+    /* answers 1 ms late, so that rewrites fall between and within reads */
+    mfx_fault(f, .op = REMOTE_MEM_GET, .delay_ms = 1);
+    assert_int_equal(pthread_create(&th, NULL, rewrite, &w), 0);
+    for (int i = 0; i < 200; i++) {
+        remote_info in;
+        uint64_t got, first;
+        s.len = 0;
+        assert_int_equal(tier_lookup_first(f->tb, f->cb, "ns", "hot", 20000, mfx_sink_fn, &s, &first, &in), 0);
+        assert_int_equal(first, 20000);
+        int rc = tier_get(f->tb, f->cb, "ns", "hot", in.etag, 20000, UINT64_MAX, mfx_sink_fn, &s, &got);
+        remote_info_clear(&in);
+        if (rc == REMOTE_ECHANGED) {
+            assert_int_equal(got, 0);
+            changed++;
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(s.len, w.n);
+        assert_true(memcmp(s.p, w.v[0], w.n) == 0 || memcmp(s.p, w.v[1], w.n) == 0);
+        whole++;
+    }
+    assert_int_equal(pthread_join(th, &res), 0);
+    assert_null(res);
+    assert_int_equal(whole + changed, 200);
+    assert_int_equal(mfx_pending(f->a), 0);
+    mfx_assert_object(f, "ns/hot", w.v[1], w.n); /* the last of 200 rewrites */
+    free(s.p);
+    free(w.v[0]);
+    free(w.v[1]);
+}
+
 typedef struct keys {
     char k[16][64];
     uint64_t size[16];
@@ -378,6 +439,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(get_cut_short_should_resume_or_refuse_a_new_version, mfx_setup,
                                         mfx_teardown),
         cmocka_unit_test_setup_teardown(get_should_retry_transient_errors_and_stalls_within_the_bound, mfx_setup,
+                                        mfx_teardown),
+        cmocka_unit_test_setup_teardown(reads_during_rewrites_should_never_mix_versions, mfx_setup,
                                         mfx_teardown),
         cmocka_unit_test_setup_teardown(list_should_give_the_results_of_the_namespace_in_byte_order, mfx_setup,
                                         mfx_teardown),
