@@ -88,8 +88,8 @@ void store_frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *
                       int *raw, uint32_t *olen);
 
 /* Decodes one compressed frame: SRC (SLEN bytes) must decode to exactly
- * DLEN bytes into DST. CTX is a ZSTD_DCtx (see store_frame_dctx_new()). Returns 0
- * or STORE_ECORRUPT; never writes past DST + DLEN. */
+ * DLEN bytes into DST. CTX is a ZSTD_DCtx (see store_frame_dctx_new()).
+ * Returns 0 or STORE_ECORRUPT; never writes past DST + DLEN. */
 int store_frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen);
 void *store_frame_dctx_new(void);
 void store_frame_dctx_free(void *ctx);
