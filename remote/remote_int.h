@@ -67,6 +67,8 @@ int remote_rbuf_add(rbuf *b, const void *data, size_t n);
 /* Frees B's bytes and zeroes it (a zeroed B is fine). */
 void remote_rbuf_free(rbuf *b);
 
+/* ---- the request and what answer.c reads into it -------------------- */
+
 /* The longest ETag kept (an If-Match header carries it back), and the
  * longest continuation token taken from a listing; S3's are far shorter. */
 #define REMOTE_ETAG_MAX 127
