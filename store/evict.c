@@ -61,7 +61,7 @@ static int oldest_evictable(const tx *t, char *name, size_t *len)
 {
     MDB_cursor *c;
     MDB_val key, val;
-    int rc, pend = 1;
+    int rc, pending = 1;
     if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_VER), &c)))
         return store_map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
@@ -70,12 +70,12 @@ static int oldest_evictable(const tx *t, char *name, size_t *len)
             rc = MDB_CORRUPTED;
             break;
         }
-        pend = store_pending_is(t, store_rec_get_be64(key.mv_data));
-        if (pend < 0) {
+        pending = store_pending_is(t, store_rec_get_be64(key.mv_data));
+        if (pending < 0) {
             mdb_cursor_close(c);
-            return pend;
+            return pending;
         }
-        if (!pend) {
+        if (!pending) {
             *len = val.mv_size;
             memcpy(name, val.mv_data, val.mv_size);
             break;

@@ -197,29 +197,29 @@ int store_pending_clear(store *st, uint64_t version)
     return store_tx_end(&t, store_pending_del(&t, version));
 }
 
-typedef struct pend_item {
+typedef struct mark_item {
     uint64_t version;
     size_t len;
     char name[NAME_BUF];
-} pend_item;
+} mark_item;
 
-typedef struct pend_vec {
-    pend_item *v;
+typedef struct mark_vec {
+    mark_item *v;
     size_t n, cap;
-} pend_vec;
+} mark_vec;
 
 static int collect(void *arg, uint64_t version, const char *name, size_t len)
 {
-    pend_vec *pv = arg;
+    mark_vec *pv = arg;
     if (pv->n == pv->cap) {
         size_t cap = pv->cap ? 2 * pv->cap : 16;
-        pend_item *v = realloc(pv->v, cap * sizeof *v);
+        mark_item *v = realloc(pv->v, cap * sizeof *v);
         if (!v)
             return ENOMEM;
         pv->v = v;
         pv->cap = cap;
     }
-    pend_item *it = &pv->v[pv->n++];
+    mark_item *it = &pv->v[pv->n++];
     it->version = version;
     it->len = len;
     memcpy(it->name, name, len);
@@ -229,7 +229,7 @@ static int collect(void *arg, uint64_t version, const char *name, size_t len)
 /* Lists the marks of PREFIX as store_pending_list() does. */
 static int marks_list(store *st, const char *prefix, store_pending_fn fn, void *ctx)
 {
-    pend_vec pv = {0};
+    mark_vec pv = {0};
     tx t;
     int rc = store_tx_begin(st, 0, &t);
     if (rc)
