@@ -1,12 +1,15 @@
-/* answer.c -- reading what an S3 server answers: header lines, the
- * Content-Range of a 206, the <Code> of an error body and the pages of a
- * listing. Nothing here touches libcurl or the network, so the fuzz target
- * (tests/fuzz/fuzz_s3.c) drives these functions with any bytes.
+/* answer.c -- reading what an S3 server answers: numbers and dates,
+ * header lines (into a remote_info, which it also completes and clears),
+ * the Content-Range of a 206, the <Code> of an error body and the pages of
+ * a listing. A leaf over text.c: the request core and the operations call
+ * it, it calls neither. Nothing here touches libcurl or the network, so
+ * the fuzz target (tests/fuzz/fuzz_s3.c) drives these functions with any
+ * bytes.
  *
  * Every answer is taken as hostile: numbers are read strictly (digits
  * only, no overflow), a 206 must be exactly the range asked, a listed key
  * must lie under the prefix asked, and a text shown in a message is
- * escaped (text_escape()) by rq_fail() before anyone logs it. */
+ * escaped (remote_text_escape()) by remote_rq_fail() before anyone logs it. */
 #include "remote/remote_int.h"
 
 #include <errno.h>
@@ -18,7 +21,7 @@
 
 /* ---- numbers and dates ------------------------------------------------ */
 
-int dec_parse(const char *s, size_t n, uint64_t *out)
+int remote_dec_parse(const char *s, size_t n, uint64_t *out)
 {
     uint64_t v = 0;
     if (n == 0 || n > 20)
@@ -35,11 +38,26 @@ int dec_parse(const char *s, size_t n, uint64_t *out)
     return 0;
 }
 
-int64_t http_date_parse(const char *s)
+/* The calendar arithmetic both date forms need, in one place: Y-MON-D
+ * H:MI:S UTC (MON 0..11; fields out of range are carried the way
+ * timegm() carries them) as Unix seconds, 0 before 1970. */
+static int64_t utc_seconds(int y, int mon, int d, int h, int mi, int sec)
+{
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mon;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    return t < 0 ? 0 : (int64_t)t;
+}
+
+int64_t remote_http_date_parse(const char *s)
 {
     static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
     char wday[4], mon[4], zone[4];
-    struct tm tm = {0};
     int d, y, h, mi, sec;
     /* IMF-fixdate (RFC 9110), the only form S3 servers send:
      * "Sun, 06 Nov 1994 08:49:37 GMT" */
@@ -50,19 +68,20 @@ int64_t http_date_parse(const char *s)
     const char *m = strstr(months, mon);
     if (!m || (m - months) % 3 != 0 || y < 1970 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
         return 0;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = (int)((m - months) / 3);
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    return t < 0 ? 0 : (int64_t)t;
+    return utc_seconds(y, (int)((m - months) / 3), d, h, mi, sec);
+}
+
+int64_t remote_iso8601_parse(const char *s)
+{
+    int y, mo, d, h, mi, sec;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
+        return 0;
+    return utc_seconds(y, mo - 1, d, h, mi, sec);
 }
 
 /* ---- header lines ----------------------------------------------------- */
 
-char *hdr_value(const char *line, size_t n, const char *name)
+char *remote_hdr_value(const char *line, size_t n, const char *name)
 {
     size_t k = strlen(name);
     if (n <= k || strncasecmp(line, name, k) != 0 || line[k] != ':')
@@ -75,7 +94,7 @@ char *hdr_value(const char *line, size_t n, const char *name)
     return strndup(v, (size_t)(end - v));
 }
 
-int etag_ok(const char *s)
+int remote_etag_ok(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > REMOTE_ETAG_MAX)
@@ -89,60 +108,78 @@ int etag_ok(const char *s)
 static uint64_t num_or_zero(const char *v)
 {
     uint64_t x = 0;
-    return dec_parse(v, strlen(v), &x) == 0 ? x : 0;
+    return remote_dec_parse(v, strlen(v), &x) == 0 ? x : 0;
 }
 
-void hdr_info(remote_info *in, const char *line, size_t n, int *oom)
+void remote_hdr_info(remote_info *in, const char *line, size_t n, int *oom)
 {
     char *v;
-    if ((v = hdr_value(line, n, "content-length"))) {
+    if ((v = remote_hdr_value(line, n, "content-length"))) {
         in->length = num_or_zero(v);
-    } else if ((v = hdr_value(line, n, "last-modified"))) {
-        in->mtime = http_date_parse(v);
-    } else if ((v = hdr_value(line, n, "etag"))) {
+    } else if ((v = remote_hdr_value(line, n, "last-modified"))) {
+        in->mtime = remote_http_date_parse(v);
+    } else if ((v = remote_hdr_value(line, n, "etag"))) {
         free(in->etag);
         in->etag = NULL;
-        if (etag_ok(v)) { /* else none: an ETag that cannot go into If-Match pins nothing */
+        if (remote_etag_ok(v)) { /* else none: an ETag that cannot go into If-Match pins nothing */
             in->etag = v;
             return;
         }
-    } else if ((v = hdr_value(line, n, "x-amz-meta-tool"))) {
+    } else if ((v = remote_hdr_value(line, n, "x-amz-meta-tool"))) {
         free(in->tool);
-        if (!(in->tool = enc_decode(v, strlen(v))))
+        if (!(in->tool = remote_enc_decode(v, strlen(v))))
             *oom = 1;
-    } else if ((v = hdr_value(line, n, "x-amz-meta-call-id"))) {
+    } else if ((v = remote_hdr_value(line, n, "x-amz-meta-call-id"))) {
         free(in->call_id);
-        if (!(in->call_id = enc_decode(v, strlen(v))))
+        if (!(in->call_id = remote_enc_decode(v, strlen(v))))
             *oom = 1;
-    } else if ((v = hdr_value(line, n, "x-amz-meta-size"))) {
+    } else if ((v = remote_hdr_value(line, n, "x-amz-meta-size"))) {
         in->size = num_or_zero(v);
-    } else if ((v = hdr_value(line, n, "x-amz-meta-created"))) {
+    } else if ((v = remote_hdr_value(line, n, "x-amz-meta-created"))) {
         uint64_t c = num_or_zero(v);
         in->created = c <= (uint64_t)INT64_MAX ? (int64_t)c : 0;
     }
     free(v);
 }
 
+void remote_info_finish(remote_info *out)
+{
+    if (out->size < out->length)
+        out->size = out->length;
+    if (out->created == 0)
+        out->created = out->mtime;
+}
+
+void remote_info_clear(remote_info *info)
+{
+    if (!info)
+        return;
+    free(info->etag);
+    free(info->tool);
+    free(info->call_id);
+    memset(info, 0, sizeof *info);
+}
+
 /* ---- Content-Range ---------------------------------------------------- */
 
-int crange_parse(const char *v, crange *out)
+int remote_crange_parse(const char *v, crange *out)
 {
     memset(out, 0, sizeof *out);
     if (strncasecmp(v, "bytes ", 6) != 0)
         return -1;
     const char *a = v + 6, *dash = strchr(a, '-'), *slash = dash ? strchr(dash, '/') : NULL;
-    if (!dash || !slash || dec_parse(a, (size_t)(dash - a), &out->first) ||
-        dec_parse(dash + 1, (size_t)(slash - dash - 1), &out->last))
+    if (!dash || !slash || remote_dec_parse(a, (size_t)(dash - a), &out->first) ||
+        remote_dec_parse(dash + 1, (size_t)(slash - dash - 1), &out->last))
         return -1;
     if (strcmp(slash + 1, "*") == 0)
         return 1; /* the length unknown: a form S3 never sends */
-    if (dec_parse(slash + 1, strlen(slash + 1), &out->total))
+    if (remote_dec_parse(slash + 1, strlen(slash + 1), &out->total))
         return -1;
     out->known = 1;
     return 0;
 }
 
-int crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *why, size_t whylen)
+int remote_crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *why, size_t whylen)
 {
     char asked[64];
     if (to == UINT64_MAX)
@@ -154,7 +191,7 @@ int crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *w
         snprintf(why, whylen, "a 206 answer to %s without a Content-Range", asked);
         return -1;
     }
-    int rc = crange_parse(v, out);
+    int rc = remote_crange_parse(v, out);
     if (rc < 0) {
         snprintf(why, whylen, "a malformed Content-Range '%s' answering %s", v, asked);
         return -1;
@@ -177,23 +214,23 @@ int crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *w
 
 /* ---- error bodies ----------------------------------------------------- */
 
-void s3_error_code(const char *body, size_t n, char *out, size_t cap)
+void remote_s3_error_code(const char *body, size_t n, char *out, size_t cap)
 {
     const char *p = body;
     int oom = 0;
     out[0] = '\0';
     if (!body || cap == 0)
         return;
-    char *code = xml_take(&p, body + n, "Code", &oom);
+    char *code = remote_xml_take(&p, body + n, "Code", &oom);
     if (code)
-        snprintf(out, cap, "%s", code); /* rq_fail() escapes it */
+        snprintf(out, cap, "%s", code); /* remote_rq_fail() escapes it */
     free(code);
 }
 
 /* ---- listing pages ---------------------------------------------------- */
 
-int list_page_parse(const char *body, size_t n, const char *want, size_t strip, remote_list_fn fn,
-                    void *arg, char **token, char *why, size_t whylen)
+int remote_list_page_parse(const char *body, size_t n, const char *want, size_t strip, remote_list_fn fn,
+                           void *arg, char **token, char *why, size_t whylen)
 {
     const char *p = body ? body : "", *end = p + n, *s, *e;
     size_t wn = strlen(want);
@@ -203,26 +240,26 @@ int list_page_parse(const char *body, size_t n, const char *want, size_t strip, 
         snprintf(why, whylen, "the answer is not a ListBucketResult");
         return REMOTE_EPROTO;
     }
-    while (rc == 0 && !oom && xml_next(&p, end, "Contents", &s, &e)) {
+    while (rc == 0 && !oom && remote_xml_next(&p, end, "Contents", &s, &e)) {
         const char *q = s;
-        char *key = xml_take(&q, e, "Key", &oom);
+        char *key = remote_xml_take(&q, e, "Key", &oom);
         q = s;
-        char *size = xml_take(&q, e, "Size", &oom);
+        char *size = remote_xml_take(&q, e, "Size", &oom);
         q = s;
-        char *mod = xml_take(&q, e, "LastModified", &oom);
+        char *mod = remote_xml_take(&q, e, "LastModified", &oom);
         /* Only keys under the prefix asked are answers: a server that
          * lists others (shorter ones too) is not believed about them. */
         if (key && strlen(key) > wn && strncmp(key, want, wn) == 0)
-            rc = fn(arg, key + strip, size ? num_or_zero(size) : 0, mod ? iso8601_parse(mod) : 0);
+            rc = fn(arg, key + strip, size ? num_or_zero(size) : 0, mod ? remote_iso8601_parse(mod) : 0);
         free(key);
         free(size);
         free(mod);
     }
     p = body ? body : "";
-    char *trunc = oom ? NULL : xml_take(&p, end, "IsTruncated", &oom);
+    char *trunc = oom ? NULL : remote_xml_take(&p, end, "IsTruncated", &oom);
     if (rc == 0 && !oom && trunc && strcmp(trunc, "true") == 0) {
         p = body;
-        *token = xml_take(&p, end, "NextContinuationToken", &oom);
+        *token = remote_xml_take(&p, end, "NextContinuationToken", &oom);
         if (!oom && (!*token || !**token || strlen(*token) > REMOTE_TOKEN_MAX)) {
             snprintf(why, whylen, "a truncated listing without a usable continuation token");
             rc = REMOTE_EPROTO;

@@ -105,18 +105,18 @@ static int read_profile(profile_kv *kv, char *msg, size_t msglen)
     int named = name != NULL, found_c = 0, found_f = 0, rc;
     if (!name)
         name = "default";
-    char *cred = profile_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-    char *conf = profile_path("AWS_CONFIG_FILE", "config");
+    char *cred = remote_profile_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    char *conf = remote_profile_path("AWS_CONFIG_FILE", "config");
     char section[300];
-    rc = cred ? profile_read(cred, name, kv, K_N, &found_c) : 0;
+    rc = cred ? remote_profile_read(cred, name, kv, K_N, &found_c) : 0;
     if (rc == 0 && conf) {
         if (strcmp(name, "default") == 0)
             snprintf(section, sizeof section, "default");
         else
             snprintf(section, sizeof section, "profile %s", name);
-        rc = profile_read(conf, section, kv, K_N, &found_f);
+        rc = remote_profile_read(conf, section, kv, K_N, &found_f);
         if (rc == 0 && !found_f) /* some write [default] as [profile default] */
-            rc = profile_read(conf, section[0] == 'd' ? "profile default" : name, kv, K_N, &found_f);
+            rc = remote_profile_read(conf, section[0] == 'd' ? "profile default" : name, kv, K_N, &found_f);
     }
     if (rc != 0 && rc != ENOMEM) {
         say(msg, msglen, "cannot read the AWS files '%s', '%s': %s", cred ? cred : "-",
@@ -240,7 +240,7 @@ int remote_open(remote **out, const char *url, const remote_options *opt, char *
     *out = NULL;
     say(msg, msglen, "%s", "");
     const rcurl_api *cu;
-    int rc = rcurl_load(&cu, msg, msglen); /* libcurl: loaded here, once, not at start */
+    int rc = remote_curl_load(&cu, msg, msglen); /* libcurl: loaded here, once, not at start */
     if (rc)
         return rc;
     remote *r = calloc(1, sizeof *r);

@@ -84,7 +84,7 @@ static void load(void)
     load_ok = 1;
 }
 
-int rcurl_load(const rcurl_api **out, char *msg, size_t msglen)
+int remote_curl_load(const rcurl_api **out, char *msg, size_t msglen)
 {
     pthread_once(&load_once, load);
     *out = load_ok ? &api : NULL;

@@ -4,8 +4,8 @@
  * No program of offloadfs links libcurl: a store that names no remote
  * never loads it, nor the TLS, HTTP/2, Kerberos, LDAP ... libraries it
  * pulls in (~30 of them, several milliseconds at every process start).
- * remote_open() calls rcurl_load(), which dlopen()s the library once per
- * process and resolves the few functions remote/ calls into a table; the
+ * remote_open() calls remote_curl_load(), which dlopen()s the library once
+ * per process and resolves the few functions remote/ calls into a table; the
  * code of remote/ calls libcurl through that table only (r->cu), never
  * curl_* by name, so nothing links against it. It is compiled against
  * <curl/curl.h> (libcurl4-openssl-dev), so types, CURLOPT_* and CURLE_*
@@ -63,6 +63,6 @@ typedef struct rcurl_api {
  * 'libcurl.so.4' (libcurl.so.4: cannot open shared object file: No such
  * file or directory): the remote tier needs it; install libcurl4 or name
  * the library in OFFLOADFS_LIBCURL". */
-int rcurl_load(const rcurl_api **out, char *msg, size_t msglen);
+int remote_curl_load(const rcurl_api **out, char *msg, size_t msglen);
 
 #endif

@@ -15,14 +15,14 @@ static int full_prefix(const remote *r, const char *sub, rbuf *out)
 {
     int rc = 0;
     if (*r->prefix) {
-        rc = rbuf_add(out, r->prefix, strlen(r->prefix));
+        rc = remote_rbuf_add(out, r->prefix, strlen(r->prefix));
         if (!rc)
-            rc = rbuf_add(out, "/", 1);
+            rc = remote_rbuf_add(out, "/", 1);
     }
     if (!rc)
-        rc = rbuf_add(out, sub, strlen(sub));
+        rc = remote_rbuf_add(out, sub, strlen(sub));
     if (!rc && !out->p)
-        rc = rbuf_add(out, "", 0);
+        rc = remote_rbuf_add(out, "", 0);
     return rc;
 }
 
@@ -31,17 +31,17 @@ static int page_query(rbuf *q, const char *token, const char *prefix, unsigned m
     char mid[64];
     int rc = 0;
     if (token) {
-        rc = rbuf_add(q, "continuation-token=", 19);
+        rc = remote_rbuf_add(q, "continuation-token=", 19);
         if (!rc)
-            rc = enc_add(q, token, 0);
+            rc = remote_enc_add(q, token, 0);
         if (!rc)
-            rc = rbuf_add(q, "&", 1);
+            rc = remote_rbuf_add(q, "&", 1);
     }
     snprintf(mid, sizeof mid, "list-type=2&max-keys=%u&prefix=", max);
     if (!rc)
-        rc = rbuf_add(q, mid, strlen(mid));
+        rc = remote_rbuf_add(q, mid, strlen(mid));
     if (!rc)
-        rc = enc_add(q, prefix, 0);
+        rc = remote_enc_add(q, prefix, 0);
     return rc;
 }
 
@@ -91,20 +91,20 @@ static int list_page(remote_conn *c, rq *q, const rbuf *prefix, size_t strip, co
     *next = NULL;
     q->query = qs.p;
     if (rc)
-        rq_fail(c, q, "out of memory");
+        remote_rq_fail(c, q, "out of memory");
     else
-        rc = rq_run(c, q);
+        rc = remote_rq_run(c, q);
     if (!rc && q->resp.over) {
-        rq_fail(c, q, "listing page larger than 16 MiB");
+        remote_rq_fail(c, q, "listing page larger than 16 MiB");
         rc = REMOTE_EPROTO;
     }
     if (!rc) {
-        rc = list_page_parse(q->resp.p, q->resp.len, prefix->p, strip, fn, arg, next, why, sizeof why);
+        rc = remote_list_page_parse(q->resp.p, q->resp.len, prefix->p, strip, fn, arg, next, why, sizeof why);
         if (rc == REMOTE_EPROTO || rc == ENOMEM)
-            rq_fail(c, q, "%s", rc == ENOMEM ? "out of memory" : why);
+            remote_rq_fail(c, q, "%s", rc == ENOMEM ? "out of memory" : why);
     }
-    rbuf_free(&q->resp);
-    rbuf_free(&qs);
+    remote_rbuf_free(&q->resp);
+    remote_rbuf_free(&qs);
     q->query = NULL;
     return rc;
 }
@@ -120,12 +120,12 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
     if (b) {
         q.stop = b->stop;
         q.stop_arg = b->stop_arg;
-        q.deadline_ns = b->max_ms ? rq_now_ns() + b->max_ms * 1000000u : 0;
+        q.deadline_ns = b->max_ms ? remote_rq_now_ns() + b->max_ms * 1000000u : 0;
     }
     int rc = full_prefix(c->r, sub, &prefix);
     size_t strip = *c->r->prefix ? strlen(c->r->prefix) + 1 : 0;
     if (rc)
-        rq_fail(c, &q, "out of memory");
+        remote_rq_fail(c, &q, "out of memory");
     while (rc == 0) {
         rc = list_page(c, &q, &prefix, strip, token, max, fn, arg, &next);
         free(token);
@@ -135,24 +135,24 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
             break;
         if ((rc = seen_add(&used, token)) != 0) {
             if (rc == 1)
-                rq_fail(c, &q, "the server repeated continuation token '%.100s': the listing would "
+                remote_rq_fail(c, &q, "the server repeated continuation token '%.100s': the listing would "
                                "never end", token);
             else
-                rq_fail(c, &q, "out of memory");
+                remote_rq_fail(c, &q, "out of memory");
             rc = rc == 1 ? REMOTE_EPROTO : rc;
         } else if (++pages >= max_pages) {
-            rq_fail(c, &q, "more than %u pages: past the listing's bound", max_pages);
+            remote_rq_fail(c, &q, "more than %u pages: past the listing's bound", max_pages);
             rc = REMOTE_ELIMIT;
-        } else if ((rc = rq_bounds(&q)) == REMOTE_ELIMIT) {
-            rq_fail(c, &q, "not finished within its time bound (%llu ms)",
-                    (unsigned long long)(b ? b->max_ms : 0));
+        } else if ((rc = remote_rq_bounds(&q)) == REMOTE_ELIMIT) {
+            remote_rq_fail(c, &q, "not finished within its time bound (%llu ms)",
+                           (unsigned long long)(b ? b->max_ms : 0));
         } else if (rc) {
-            rq_fail(c, &q, "stopped by its caller (%s)", remote_strerror(rc));
+            remote_rq_fail(c, &q, "stopped by its caller (%s)", remote_strerror(rc));
         }
     }
     free(token);
     free(used.h);
-    rbuf_free(&prefix);
+    remote_rbuf_free(&prefix);
     return rc;
 }
 

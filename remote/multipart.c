@@ -1,8 +1,10 @@
-/* multipart.c -- large uploads in parts: each part is its own request,
- * retried on its own, so a failure late in a large upload repeats one
- * part, not the whole object. Query parameters are written sorted: curl
- * 7.88 signs the query as given (curl/curl#9717). */
-#include "remote/object.h"
+/* multipart.c -- large uploads in parts (above multipart_over bytes;
+ * upload.c chooses): each part is its own request, retried on its own, so
+ * a failure late in a large upload repeats one part, not the whole
+ * object. An operation: it uses the request core (request.c) and the
+ * leaves, never another operation. Query parameters are written sorted:
+ * curl 7.88 signs the query as given (curl/curl#9717). */
+#include "remote/remote_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,25 +23,25 @@ static int mp_start(mp *m, const remote_meta *meta)
 {
     rq q = {.label = "PUT (multipart start)", .method = "POST", .name = m->name,
             .query = "uploads="};
-    int rc = meta_headers(m->c, &q.headers, meta);
+    int rc = remote_rq_meta_headers(m->c, &q.headers, meta);
     if (!rc)
-        rc = rq_run(m->c, &q);
+        rc = remote_rq_run(m->c, &q);
     if (!rc) {
         const char *p = q.resp.p ? q.resp.p : "";
         int oom = 0;
-        m->id = xml_take(&p, p + q.resp.len, "UploadId", &oom);
+        m->id = remote_xml_take(&p, p + q.resp.len, "UploadId", &oom);
         if (!m->id) {
             rc = oom ? ENOMEM : REMOTE_EPROTO;
             if (!oom)
-                rq_fail(m->c, &q, "no UploadId in the answer");
+                remote_rq_fail(m->c, &q, "no UploadId in the answer");
         }
     }
     if (!rc)
-        rc = rbuf_add(&m->idq, "uploadId=", 9);
+        rc = remote_rbuf_add(&m->idq, "uploadId=", 9);
     if (!rc)
-        rc = enc_add(&m->idq, m->id, 0);
+        rc = remote_enc_add(&m->idq, m->id, 0);
     m->c->r->cu->slist_free_all(q.headers);
-    rbuf_free(&q.resp);
+    remote_rbuf_free(&q.resp);
     return rc;
 }
 
@@ -50,50 +52,50 @@ static int mp_part(mp *m, unsigned n, uint64_t off, uint64_t len, remote_source_
     snprintf(query, sizeof query, "partNumber=%u&", n);
     rbuf qs = {0};
     remote_info info = {0};
-    int rc = rbuf_add(&qs, query, strlen(query));
+    int rc = remote_rbuf_add(&qs, query, strlen(query));
     if (!rc)
-        rc = rbuf_add(&qs, m->idq.p, m->idq.len);
+        rc = remote_rbuf_add(&qs, m->idq.p, m->idq.len);
     rq q = {.label = label, .method = "PUT", .name = m->name, .query = qs.p, .src = src,
             .src_arg = arg, .src_off = off, .src_len = len, .info = &info};
     if (!rc)
-        rc = rq_run(m->c, &q);
+        rc = remote_rq_run(m->c, &q);
     if (!rc && !info.etag) {
-        rq_fail(m->c, &q, "no ETag in the answer");
+        remote_rq_fail(m->c, &q, "no ETag in the answer");
         rc = REMOTE_EPROTO;
     }
     if (!rc) {
         char head[64];
         snprintf(head, sizeof head, "<Part><PartNumber>%u</PartNumber><ETag>", n);
-        rc = rbuf_add(&m->done, head, strlen(head));
+        rc = remote_rbuf_add(&m->done, head, strlen(head));
         for (const char *e = info.etag; !rc && *e; e++) /* quotes as entities */
-            rc = *e == '"' ? rbuf_add(&m->done, "&quot;", 6) : rbuf_add(&m->done, e, 1);
+            rc = *e == '"' ? remote_rbuf_add(&m->done, "&quot;", 6) : remote_rbuf_add(&m->done, e, 1);
         if (!rc)
-            rc = rbuf_add(&m->done, "</ETag></Part>", 14);
+            rc = remote_rbuf_add(&m->done, "</ETag></Part>", 14);
     }
     remote_info_clear(&info);
-    rbuf_free(&q.resp);
-    rbuf_free(&qs);
+    remote_rbuf_free(&q.resp);
+    remote_rbuf_free(&qs);
     return rc;
 }
 
 static int mp_complete(mp *m)
 {
     const char *end = "</CompleteMultipartUpload>";
-    int rc = rbuf_add(&m->done, end, strlen(end));
+    int rc = remote_rbuf_add(&m->done, end, strlen(end));
     rq q = {.label = "PUT (multipart complete)", .method = "POST", .name = m->name,
             .query = m->idq.p, .body = m->done.p, .body_len = m->done.len};
     if (!rc)
-        rc = rq_run(m->c, &q);
+        rc = remote_rq_run(m->c, &q);
     /* S3 may answer 200 and report the failure in the body */
     if (!rc && q.resp.p && strstr(q.resp.p, "<Error>")) {
         const char *p = q.resp.p;
         int oom = 0;
-        char *code = xml_take(&p, p + q.resp.len, "Code", &oom);
-        rq_fail(m->c, &q, "HTTP 200 with error %s", code ? code : "?");
+        char *code = remote_xml_take(&p, p + q.resp.len, "Code", &oom);
+        remote_rq_fail(m->c, &q, "HTTP 200 with error %s", code ? code : "?");
         free(code);
         rc = REMOTE_EPROTO;
     }
-    rbuf_free(&q.resp);
+    remote_rbuf_free(&q.resp);
     return rc;
 }
 
@@ -106,19 +108,19 @@ static void mp_abort(mp *m)
     memcpy(keep, m->c->msg, sizeof keep);
     rq q = {.label = "PUT (multipart abort)", .method = "DELETE", .name = m->name,
             .query = m->idq.p};
-    (void)rq_run(m->c, &q);
-    rbuf_free(&q.resp);
+    (void)remote_rq_run(m->c, &q);
+    remote_rbuf_free(&q.resp);
     memcpy(m->c->msg, keep, sizeof keep);
     m->c->attempts = attempts;
 }
 
-int multipart_put(remote_conn *c, const char *name, uint64_t size, remote_source_fn src, void *arg,
-                  const remote_meta *meta)
+int remote_put_multipart(remote_conn *c, const char *name, uint64_t size, remote_source_fn src, void *arg,
+                         const remote_meta *meta)
 {
     mp m = {.c = c, .name = name};
     uint64_t part = c->r->opt.part_bytes;
     const char *start = "<CompleteMultipartUpload>";
-    int rc = rbuf_add(&m.done, start, strlen(start));
+    int rc = remote_rbuf_add(&m.done, start, strlen(start));
     if (!rc)
         rc = mp_start(&m, meta);
     unsigned n = 1;
@@ -129,7 +131,7 @@ int multipart_put(remote_conn *c, const char *name, uint64_t size, remote_source
     if (rc && m.id)
         mp_abort(&m);
     free(m.id);
-    rbuf_free(&m.idq);
-    rbuf_free(&m.done);
+    remote_rbuf_free(&m.idq);
+    remote_rbuf_free(&m.done);
     return rc;
 }

@@ -34,7 +34,7 @@ static int section_is(const char *s, const char *section)
     return strcmp(trim(buf), section) == 0;
 }
 
-int profile_read(const char *path, const char *section, profile_kv *kv, size_t nkv, int *found)
+int remote_profile_read(const char *path, const char *section, profile_kv *kv, size_t nkv, int *found)
 {
     *found = 0;
     FILE *f = fopen(path, "r");
@@ -72,7 +72,7 @@ int profile_read(const char *path, const char *section, profile_kv *kv, size_t n
     return rc;
 }
 
-char *profile_path(const char *env, const char *file)
+char *remote_profile_path(const char *env, const char *file)
 {
     const char *p = getenv(env);
     if (p && *p)

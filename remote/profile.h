@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-/* A key to look up and, after profile_read(), its value (malloc'd, yours
- * to free) or NULL. A value already set is left alone, so reading the
+/* A key to look up and, after remote_profile_read(), its value (malloc'd,
+ * yours to free) or NULL. A value already set is left alone, so reading the
  * credentials file and then the config file keeps the first. */
 typedef struct profile_kv {
     const char *key;
@@ -15,10 +15,10 @@ typedef struct profile_kv {
 /* Fills the values of KV[0..NKV) from section SECTION of the INI file at
  * PATH. *FOUND is 1 when the section exists. A missing file is not an
  * error (*FOUND 0). Returns 0, or an errno value (EACCES, EIO, ENOMEM). */
-int profile_read(const char *path, const char *section, profile_kv *kv, size_t nkv, int *found);
+int remote_profile_read(const char *path, const char *section, profile_kv *kv, size_t nkv, int *found);
 
 /* The path of an AWS file: $ENV when set, else ~/.aws/FILE. A new string
  * (malloc), or NULL without HOME or memory. */
-char *profile_path(const char *env, const char *file);
+char *remote_profile_path(const char *env, const char *file);
 
 #endif

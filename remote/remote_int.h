@@ -1,4 +1,27 @@
-/* remote_int.h -- internals of the remote module shared by its files. */
+/* remote_int.h -- internals of the remote module shared by its files.
+ *
+ * The files of remote/ form a one-way graph, each layer calling only the
+ * layers below it (the table in doc/development.md):
+ *
+ *   entry       upload.c   remote_put(), remote_put_buf(): chooses put.c
+ *                          or multipart.c by size (the only caller of an
+ *                          operation)
+ *   operations  put.c, multipart.c, get.c, head.c, delete.c, list.c: one
+ *               S3 operation each; each uses the core and the leaves,
+ *               never another operation
+ *   core        request.c  one request: URL, headers, signing, bounds,
+ *                          retries, answers to REMOTE_E* codes
+ *               config.c   the handle: URL, credentials, endpoint, options,
+ *                          remote_strerror()
+ *   leaves      answer.c   reading answers (over text.c)
+ *               text.c     XML elements, percent coding, escaping (over buf.c)
+ *               buf.c      the growing buffer
+ *               profile.c  the AWS credentials and config files
+ *               curl_load.c  libcurl, loaded at run time
+ *
+ * Every global name is remote_* (the internal ones remote_rq_* for the
+ * core, remote_<thing>_* for a leaf), so nothing of remote/ can clash in
+ * a program that links it. */
 #ifndef OFFLOADFS_REMOTE_INT_H
 #define OFFLOADFS_REMOTE_INT_H
 
@@ -29,14 +52,22 @@ struct remote_conn {
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* A growing byte buffer, capped: bytes past CAP are counted, not kept. */
+/* ---- buf.c: a growing byte buffer -------------------------------------- */
+
+/* A growing byte buffer, capped: bytes past CAP are counted, not kept.
+ * Zero-initialise; the bytes are always NUL-terminated past LEN. */
 typedef struct rbuf {
     char *p;
     size_t len, size, cap;
     int over; /* bytes were dropped at the cap */
 } rbuf;
-int rbuf_add(rbuf *b, const void *data, size_t n);
-void rbuf_free(rbuf *b);
+/* Appends N bytes at DATA to B, up to B->cap (0: 16 MiB); bytes past it
+ * set B->over and are dropped. Returns 0, or ENOMEM (B unchanged). */
+int remote_rbuf_add(rbuf *b, const void *data, size_t n);
+/* Frees B's bytes and zeroes it (a zeroed B is fine). */
+void remote_rbuf_free(rbuf *b);
+
+/* ---- the request and what answer.c reads into it -------------------- */
 
 /* The longest ETag kept (an If-Match header carries it back), and the
  * longest continuation token taken from a listing; S3's are far shorter. */
@@ -49,7 +80,7 @@ typedef struct crange {
     int known; /* TOTAL was a number (not "*") */
 } crange;
 
-/* One S3 request, run with retries by rq_run(). Zero-initialise, fill in
+/* One S3 request, run with retries by remote_rq_run(). Zero-initialise, fill in
  * what applies. */
 typedef struct rq {
     const char *label;  /* in messages: "PUT", "GET", "LIST", ... */
@@ -98,88 +129,69 @@ typedef struct rq {
     int stopped;        /* the value stop() or the deadline gave */
 } rq;
 
-/* Runs Q on C: builds the URL, signs (SigV4), retries transient failures
- * with backoff, maps the answer. Sets c->msg on failure (naming Q->label,
- * the bucket and the object) and c->attempts.
- * Returns 0 on a 2xx (and 416 for a ranged GET: nothing there) or a
- * REMOTE_E* code / ENOMEM. Q->resp holds the body of a 2xx without sink
- * (up to 16 MiB); the caller frees it with rbuf_free(). */
-int rq_run(remote_conn *c, rq *q);
-
-/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
-uint64_t rq_now_ns(void);
-
-/* Q's own bounds: asks Q->stop (when set) and Q->deadline_ns (when set);
- * 0 to go on, else the value to stop with (REMOTE_ELIMIT past the
- * deadline), also kept in Q->stopped. */
-int rq_bounds(rq *q);
-
-/* Writes into C's message: "LABEL s3://BUCKET/PREFIX/NAME: " + the text,
- * escaped whole (text_escape()). */
-void rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ---- text.c: XML elements, percent coding, escaping ------------------ */
 
 /* Appends S percent-encoded (RFC 3986 unreserved kept; '/' kept when
  * KEEP_SLASH) to B. Returns 0 or ENOMEM. */
-int enc_add(rbuf *b, const char *s, int keep_slash);
+int remote_enc_add(rbuf *b, const char *s, int keep_slash);
 
 /* Decodes the percent-encoding of S into a new string (malloc), or NULL. */
-char *enc_decode(const char *s, size_t n);
+char *remote_enc_decode(const char *s, size_t n);
 
 /* XML: the text of the first <TAG>...</TAG> in [*P, END), entities
  * decoded, as a new string (malloc); *P moves past it. NULL when absent
  * (or no memory: *OOM set). */
-char *xml_take(const char **p, const char *end, const char *tag, int *oom);
+char *remote_xml_take(const char **p, const char *end, const char *tag, int *oom);
 
 /* Bounds of the next <TAG>...</TAG> element's content in [*P, END): 1 and
  * [*S, *E) when found, *P past it; 0 when none. */
-int xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e);
+int remote_xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e);
 
 /* Writes S into OUT (CAP bytes, always terminated, cut only between
  * characters) with every control character escaped: \n, \r, \t, \\,
  * \xHH for other C0 bytes, DEL and bytes that are not UTF-8, \uHHHH for
  * C1 controls, line separators and bidirectional overrides. Returns the
  * length written. Every text of an answer shown in a message goes
- * through it (rq_fail() does it), so no server writes into a log. */
-size_t text_escape(char *out, size_t cap, const char *s);
+ * through it (remote_rq_fail() does it), so no server writes into a log. */
+size_t remote_text_escape(char *out, size_t cap, const char *s);
 
 /* ---- answer.c: reading answers (no libcurl: the fuzz target drives it) */
 
 /* Parses N bytes at S as a decimal number (digits only, no sign, no
  * overflow) into *OUT: 0, or -1 when it is not one. */
-int dec_parse(const char *s, size_t n, uint64_t *out);
+int remote_dec_parse(const char *s, size_t n, uint64_t *out);
 
 /* An HTTP date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") as Unix
  * seconds; 0 when malformed. */
-int64_t http_date_parse(const char *s);
+int64_t remote_http_date_parse(const char *s);
 
 /* The value of header line LINE (N bytes, with or without CRLF) when it is
  * header NAME (any case), blanks trimmed, as a new string (malloc); NULL
  * when it is another header (or no memory). */
-char *hdr_value(const char *line, size_t n, const char *name);
+char *remote_hdr_value(const char *line, size_t n, const char *name);
 
 /* 1 when ETAG can pin a version: 1 to REMOTE_ETAG_MAX printable ASCII
  * bytes without blanks; else 0 (then it is treated as absent). */
-int etag_ok(const char *etag);
+int remote_etag_ok(const char *etag);
 
 /* Takes header line LINE (N bytes) into IN when it is one remote_info
  * holds (Content-Length, Last-Modified, ETag, x-amz-meta-*); numbers that
  * are not numbers count as absent. Sets *OOM without memory. */
-void hdr_info(remote_info *in, const char *line, size_t n, int *oom);
+void remote_hdr_info(remote_info *in, const char *line, size_t n, int *oom);
 
 /* Parses Content-Range value V into *OUT: 0; 1 for a "*" total; -1 when
  * malformed. */
-int crange_parse(const char *v, crange *out);
+int remote_crange_parse(const char *v, crange *out);
 
 /* Checks Content-Range V of a 206 against the range asked, bytes FROM to
  * TO (UINT64_MAX: to the end): it must start at FROM, end at TO or at the
  * object's last byte, whichever comes first, and give the length. 0 and
  * *OUT; or -1 with the reason (quoting V) in WHY. */
-int crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *why, size_t whylen);
+int remote_crange_check(const char *v, uint64_t from, uint64_t to, crange *out, char *why, size_t whylen);
 
 /* The <Code> of error body BODY (N bytes) into OUT (CAP bytes), "" when
- * none. Not escaped: rq_fail() does it. */
-void s3_error_code(const char *body, size_t n, char *out, size_t cap);
+ * none. Not escaped: remote_rq_fail() does it. */
+void remote_s3_error_code(const char *body, size_t n, char *out, size_t cap);
 
 /* Reads one ListObjectsV2 page BODY (N bytes): calls FN(ARG) for each key
  * that starts with WANT and is longer, with the name after its first
@@ -188,11 +200,67 @@ void s3_error_code(const char *body, size_t n, char *out, size_t cap);
  * last page. Returns 0, ENOMEM, FN's nonzero value, or REMOTE_EPROTO
  * with the reason in WHY (not a listing; truncated without a token, or
  * with one longer than REMOTE_TOKEN_MAX). */
-int list_page_parse(const char *body, size_t n, const char *want, size_t strip, remote_list_fn fn,
-                    void *arg, char **token, char *why, size_t whylen);
+int remote_list_page_parse(const char *body, size_t n, const char *want, size_t strip, remote_list_fn fn,
+                           void *arg, char **token, char *why, size_t whylen);
 
 /* Parses an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SS[.fff]Z": Unix seconds,
- * or 0 when malformed. */
-int64_t iso8601_parse(const char *s);
+ * or 0 when malformed. Shares its calendar arithmetic with
+ * remote_http_date_parse(). */
+int64_t remote_iso8601_parse(const char *s);
+
+/* The defaults of an answer's info, once its headers are read: an original
+ * size is never below the length (a cut only shrinks), so a smaller or
+ * missing x-amz-meta-size means the object's own; a missing
+ * x-amz-meta-created means its Last-Modified. (remote_info_clear(), the
+ * other function of answer.c on a remote_info, is public: remote.h.) */
+void remote_info_finish(remote_info *out);
+
+/* ---- request.c: the core ------------------------------------------------ */
+
+/* Runs Q on C: builds the URL, signs (SigV4), retries transient failures
+ * with backoff, maps the answer. Sets c->msg on failure (naming Q->label,
+ * the bucket and the object) and c->attempts.
+ * Returns 0 on a 2xx (and 416 for a ranged GET: nothing there) or a
+ * REMOTE_E* code / ENOMEM. Q->resp holds the body of a 2xx without sink
+ * (up to 16 MiB); the caller frees it with remote_rbuf_free(). */
+int remote_rq_run(remote_conn *c, rq *q);
+
+/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
+uint64_t remote_rq_now_ns(void);
+
+/* Q's own bounds: asks Q->stop (when set) and Q->deadline_ns (when set);
+ * 0 to go on, else the value to stop with (REMOTE_ELIMIT past the
+ * deadline), also kept in Q->stopped. */
+int remote_rq_bounds(rq *q);
+
+/* Writes into C's message: "LABEL s3://BUCKET/PREFIX/NAME: " + the text,
+ * escaped whole (remote_text_escape()). */
+void remote_rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends META's x-amz-meta-* headers (tool and call id percent-encoded)
+ * to *H (a list of C's libcurl: C->r->cu->slist_free_all() frees it).
+ * META may be NULL (nothing added). Returns 0 or ENOMEM. */
+int remote_rq_meta_headers(const remote_conn *c, struct curl_slist **h, const remote_meta *meta);
+
+/* A HEAD of NAME on C, its headers into OUT (zeroed first) and
+ * completed by remote_info_finish(); on failure OUT is cleared (nothing
+ * to free). What remote_head() answers, and what a GET of no byte or of
+ * an empty object falls back to. Returns as remote_head() (remote.h). */
+int remote_rq_head(remote_conn *c, const char *name, remote_info *out);
+
+/* ---- operations called by upload.c ------------------------------------ */
+
+/* put.c: remote_put() as one PUT request (SIZE up to multipart_over).
+ * Same arguments and errors as remote_put(). */
+int remote_put_single(remote_conn *c, const char *name, uint64_t size, remote_source_fn src, void *arg,
+                      const remote_meta *meta);
+
+/* multipart.c: remote_put() as a multipart upload: initiate (with META),
+ * parts of part_bytes each retried on its own, complete; any failure
+ * aborts the upload so no part is left behind. Same arguments and errors
+ * as remote_put(). */
+int remote_put_multipart(remote_conn *c, const char *name, uint64_t size, remote_source_fn src, void *arg,
+                         const remote_meta *meta);
 
 #endif

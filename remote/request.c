@@ -1,7 +1,11 @@
-/* request.c -- one S3 request on a reused easy handle: URL, SigV4 signing
- * (libcurl's CURLOPT_AWS_SIGV4), bounds, retries with backoff, and the
- * mapping of answers to REMOTE_E* codes with a message that names the
- * operation and the object, never a credential. */
+/* request.c -- the request core of remote/: one S3 request on a reused
+ * easy handle: URL, headers, SigV4 signing (libcurl's CURLOPT_AWS_SIGV4),
+ * bounds, retries with backoff, and the mapping of answers to REMOTE_E*
+ * codes with a message that names the operation and the object, never a
+ * credential. Every operation (put.c, multipart.c, get.c, head.c,
+ * delete.c, list.c) runs its requests through remote_rq_run(); this file
+ * calls none of them, only the leaves (buf.c, text.c, answer.c) and
+ * remote_strerror() (config.c). */
 #include "remote/remote_int.h"
 
 #include <errno.h>
@@ -11,37 +15,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-
-#define RESP_CAP (16u << 20) /* a listing page is ~300 KiB; errors are small */
-
-int rbuf_add(rbuf *b, const void *data, size_t n)
-{
-    size_t cap = b->cap ? b->cap : RESP_CAP;
-    if (b->len + n > cap) {
-        b->over = 1;
-        n = cap - b->len;
-    }
-    if (b->len + n + 1 > b->size) {
-        size_t sz = b->size ? b->size : 4096;
-        while (sz < b->len + n + 1)
-            sz *= 2;
-        char *p = realloc(b->p, sz);
-        if (!p)
-            return ENOMEM;
-        b->p = p;
-        b->size = sz;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-void rbuf_free(rbuf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
 
 int remote_conn_new(remote_conn **out, remote *r)
 {
@@ -73,7 +46,7 @@ unsigned remote_conn_attempts(const remote_conn *c) { return c->attempts; }
 /* The message may quote the server (an error code, a Content-Range, a
  * token): it is escaped whole, so no answer writes control characters
  * into a log. */
-void rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
+void remote_rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
 {
     const remote *r = c->r;
     char raw[REMOTE_MSG_MAX];
@@ -86,49 +59,71 @@ void rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
         vsnprintf(raw + n, sizeof raw - (size_t)n, fmt, ap);
         va_end(ap);
     }
-    text_escape(c->msg, sizeof c->msg, raw);
+    remote_text_escape(c->msg, sizeof c->msg, raw);
 }
 
-/* ---- URL -------------------------------------------------------------- */
-int enc_add(rbuf *b, const char *s, int keep_slash)
+/* ---- headers ---------------------------------------------------------- */
+static int add_header(const rcurl_api *cu, struct curl_slist **h, const char *name, const char *value,
+                      int encode)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        int plain = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-                    ch == '-' || ch == '.' || ch == '_' || ch == '~' || (keep_slash && ch == '/');
-        char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-        int rc = plain ? rbuf_add(b, s, 1) : rbuf_add(b, e, 3);
-        if (rc)
-            return rc;
-    }
+    rbuf b = {0};
+    int rc = remote_rbuf_add(&b, name, strlen(name));
+    if (!rc)
+        rc = remote_rbuf_add(&b, ": ", 2);
+    if (!rc)
+        rc = encode ? remote_enc_add(&b, value, 0) : remote_rbuf_add(&b, value, strlen(value));
+    struct curl_slist *t = rc ? NULL : cu->slist_append(*h, b.p);
+    remote_rbuf_free(&b);
+    if (!t)
+        return ENOMEM;
+    *h = t;
     return 0;
 }
 
+int remote_rq_meta_headers(const remote_conn *c, struct curl_slist **h, const remote_meta *m)
+{
+    char num[32];
+    int rc = 0;
+    if (!m)
+        return 0;
+    if (m->tool)
+        rc = add_header(c->r->cu, h, "x-amz-meta-tool", m->tool, 1);
+    if (!rc && m->call_id)
+        rc = add_header(c->r->cu, h, "x-amz-meta-call-id", m->call_id, 1);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)m->size);
+    if (!rc)
+        rc = add_header(c->r->cu, h, "x-amz-meta-size", num, 0);
+    snprintf(num, sizeof num, "%lld", (long long)m->created);
+    if (!rc)
+        rc = add_header(c->r->cu, h, "x-amz-meta-created", num, 0);
+    return rc;
+}
+
+/* ---- URL -------------------------------------------------------------- */
 static int build_url(const remote *r, const rq *q, rbuf *u)
 {
-    int rc = rbuf_add(u, r->endpoint, strlen(r->endpoint));
+    int rc = remote_rbuf_add(u, r->endpoint, strlen(r->endpoint));
     if (!rc && !r->vhost) {
-        rc = rbuf_add(u, "/", 1);
+        rc = remote_rbuf_add(u, "/", 1);
         if (!rc)
-            rc = enc_add(u, r->bucket, 0);
+            rc = remote_enc_add(u, r->bucket, 0);
     }
     if (!rc && q->name) {
-        rc = rbuf_add(u, "/", 1);
+        rc = remote_rbuf_add(u, "/", 1);
         if (!rc && *r->prefix) {
-            rc = enc_add(u, r->prefix, 1);
+            rc = remote_enc_add(u, r->prefix, 1);
             if (!rc)
-                rc = rbuf_add(u, "/", 1);
+                rc = remote_rbuf_add(u, "/", 1);
         }
         if (!rc)
-            rc = enc_add(u, q->name, 1);
+            rc = remote_enc_add(u, q->name, 1);
     } else if (!rc && r->vhost) {
-        rc = rbuf_add(u, "/", 1);
+        rc = remote_rbuf_add(u, "/", 1);
     }
     if (!rc && q->query) {
-        rc = rbuf_add(u, "?", 1);
+        rc = remote_rbuf_add(u, "?", 1);
         if (!rc)
-            rc = rbuf_add(u, q->query, strlen(q->query));
+            rc = remote_rbuf_add(u, q->query, strlen(q->query));
     }
     return rc;
 }
@@ -149,7 +144,7 @@ static int range_answer_ok(rq *q)
 {
     uint64_t to = q->range_len == UINT64_MAX ? UINT64_MAX : q->range_off + q->range_len - 1;
     q->range_checked = 1;
-    if (crange_check(q->crange, q->att_from, to, &q->cr, q->bad, sizeof q->bad))
+    if (remote_crange_check(q->crange, q->att_from, to, &q->cr, q->bad, sizeof q->bad))
         return -1;
     if (q->total_seen && q->cr.total != q->total_seen) {
         snprintf(q->bad, sizeof q->bad, "the object's length changed from %llu to %llu (Content-Range '%s')",
@@ -181,7 +176,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         q->delivered += n;
         return n;
     }
-    if (rbuf_add(&q->resp, data, n) != 0) {
+    if (remote_rbuf_add(&q->resp, data, n) != 0) {
         a->oom = 1;
         return 0;
     }
@@ -215,17 +210,17 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
         if (q->info)
             remote_info_clear(q->info);
         q->crange[0] = '\0';
-    } else if ((etag = hdr_value(line, n, "content-range"))) {
+    } else if ((etag = remote_hdr_value(line, n, "content-range"))) {
         if (strlen(etag) < sizeof q->crange)
             memcpy(q->crange, etag, strlen(etag) + 1);
         else /* too long to be a range of ours: refused as malformed */
             snprintf(q->crange, sizeof q->crange, "%.60s...", etag);
         free(etag);
     } else if (q->info) {
-        hdr_info(q->info, line, n, &a->oom);
+        remote_hdr_info(q->info, line, n, &a->oom);
     }
-    if (q->ranged && !q->etag[0] && (etag = hdr_value(line, n, "etag"))) {
-        if (etag_ok(etag)) /* else none: a resumed read then stops (rq_run) */
+    if (q->ranged && !q->etag[0] && (etag = remote_hdr_value(line, n, "etag"))) {
+        if (remote_etag_ok(etag)) /* else none: a resumed read then stops (remote_rq_run) */
             memcpy(q->etag, etag, strlen(etag) + 1);
         free(etag);
     }
@@ -239,7 +234,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-uint64_t rq_now_ns(void)
+uint64_t remote_rq_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -248,11 +243,11 @@ uint64_t rq_now_ns(void)
 
 /* The operation's own bounds (a listing's deadline, its caller's stop):
  * 0 to go on, else the value to end with (kept in q->stopped). */
-int rq_bounds(rq *q)
+int remote_rq_bounds(rq *q)
 {
     if (!q->stopped && q->stop)
         q->stopped = q->stop(q->stop_arg);
-    if (!q->stopped && q->deadline_ns && rq_now_ns() >= q->deadline_ns)
+    if (!q->stopped && q->deadline_ns && remote_rq_now_ns() >= q->deadline_ns)
         q->stopped = REMOTE_ELIMIT;
     return q->stopped;
 }
@@ -269,7 +264,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
     double t = now_s();
     (void)dltotal;
     (void)ultotal;
-    if (rq_bounds(q)) /* libcurl calls this at least once a second */
+    if (remote_rq_bounds(q)) /* libcurl calls this at least once a second */
         return 1;
     if (dlnow + ulnow != q->moved || q->moved_at == 0) {
         q->moved = dlnow + ulnow;
@@ -388,12 +383,12 @@ static int range_verdict(remote_conn *c, rq *q, int *rc)
     uint64_t got = q->delivered - q->att_delivered;
     if (!q->range_checked && range_answer_ok(q) != 0) {
         *rc = REMOTE_EPROTO;
-        rq_fail(c, q, "%s", q->bad);
+        remote_rq_fail(c, q, "%s", q->bad);
         return A_FAIL;
     }
     if (got != q->cr.last - q->cr.first + 1) {
         *rc = REMOTE_EPROTO;
-        rq_fail(c, q, "%llu bytes came for Content-Range '%s'", (unsigned long long)got, q->crange);
+        remote_rq_fail(c, q, "%llu bytes came for Content-Range '%s'", (unsigned long long)got, q->crange);
         return A_FAIL;
     }
     return A_OK;
@@ -404,42 +399,42 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
 {
     if (a->oom) {
         *rc = ENOMEM;
-        rq_fail(c, q, "out of memory");
+        remote_rq_fail(c, q, "out of memory");
         return A_FAIL;
     }
     if (q->stopped) {
         *rc = q->stopped;
         if (q->stopped == REMOTE_ELIMIT)
-            rq_fail(c, q, "not finished within its time bound");
+            remote_rq_fail(c, q, "not finished within its time bound");
         else
-            rq_fail(c, q, "stopped by its caller (%s)", remote_strerror(q->stopped));
+            remote_rq_fail(c, q, "stopped by its caller (%s)", remote_strerror(q->stopped));
         return A_FAIL;
     }
     if (q->bad[0]) {
         *rc = REMOTE_EPROTO;
-        rq_fail(c, q, "%s", q->bad);
+        remote_rq_fail(c, q, "%s", q->bad);
         return A_FAIL;
     }
     if (q->range_ignored) {
         *rc = REMOTE_EPROTO;
-        rq_fail(c, q, "the server ignored the Range header");
+        remote_rq_fail(c, q, "the server ignored the Range header");
         return A_FAIL;
     }
     if (q->sink_failed || q->src_failed) {
         *rc = REMOTE_ESOURCE;
-        rq_fail(c, q, "the %s failed", q->sink_failed ? "reader" : "data source");
+        remote_rq_fail(c, q, "the %s failed", q->sink_failed ? "reader" : "data source");
         return A_FAIL;
     }
     if (q->stalled) {
         *rc = REMOTE_EDOWN;
-        rq_fail(c, q, "stalled, nothing moved for %u s", c->r->opt.stall_s);
+        remote_rq_fail(c, q, "stalled, nothing moved for %u s", c->r->opt.stall_s);
         return A_RETRY;
     }
     if (cc != CURLE_OK) {
         int fatal = cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL ||
                     cc == CURLE_OUT_OF_MEMORY;
         *rc = cc == CURLE_OUT_OF_MEMORY ? ENOMEM : REMOTE_EDOWN;
-        rq_fail(c, q, "%s (curl %d)", c->errbuf[0] ? c->errbuf : c->r->cu->easy_strerror(cc), (int)cc);
+        remote_rq_fail(c, q, "%s (curl %d)", c->errbuf[0] ? c->errbuf : c->r->cu->easy_strerror(cc), (int)cc);
         return fatal ? A_FAIL : A_RETRY;
     }
     c->r->cu->easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &q->status);
@@ -448,15 +443,15 @@ static int attempt_verdict(remote_conn *c, rq *q, CURLcode cc, att *a, int *rc)
     if (status_ok(q->status) || (q->ranged && q->status == 416))
         return A_OK;
     char code[64];
-    s3_error_code(q->resp.p, q->resp.len, code, sizeof code);
-    rq_fail(c, q, "HTTP %ld%s%s", q->status, code[0] ? " " : "", code);
+    remote_s3_error_code(q->resp.p, q->resp.len, code, sizeof code);
+    remote_rq_fail(c, q, "HTTP %ld%s%s", q->status, code[0] ? " " : "", code);
     if (q->status == 429 || q->status >= 500) {
         *rc = REMOTE_EDOWN;
         return A_RETRY;
     }
     if (q->status == 412 && (q->delivered > 0 || q->must_match)) {
         *rc = REMOTE_ECHANGED;
-        rq_fail(c, q, "the object was replaced%s", q->delivered ? " during the read" : "");
+        remote_rq_fail(c, q, "the object was replaced%s", q->delivered ? " during the read" : "");
         return A_FAIL;
     }
     if (q->status == 404)
@@ -475,7 +470,7 @@ static void sleep_ms(unsigned ms)
         ;
 }
 
-int rq_run(remote_conn *c, rq *q)
+int remote_rq_run(remote_conn *c, rq *q)
 {
     rbuf url = {0};
     c->msg[0] = '\0';
@@ -483,8 +478,8 @@ int rq_run(remote_conn *c, rq *q)
     q->must_match = q->etag[0] != '\0'; /* set by the caller: If-Match from the start */
     int rc = build_url(c->r, q, &url);
     if (rc) {
-        rq_fail(c, q, "out of memory");
-        rbuf_free(&url);
+        remote_rq_fail(c, q, "out of memory");
+        remote_rbuf_free(&url);
         return rc;
     }
     unsigned backoff = c->r->opt.backoff_ms;
@@ -492,7 +487,7 @@ int rq_run(remote_conn *c, rq *q)
         att a = {c, q, 0};
         int oom = 0;
         struct curl_slist *h = attempt_headers(c, q, &oom);
-        rbuf_free(&q->resp);
+        remote_rbuf_free(&q->resp);
         q->src_pos = 0;
         q->status = 0;
         q->stalled = 0;
@@ -514,7 +509,7 @@ int rq_run(remote_conn *c, rq *q)
             rc = 0;
             break;
         }
-        if (v == A_FAIL || i >= c->r->opt.retries || rq_bounds(q))
+        if (v == A_FAIL || i >= c->r->opt.retries || remote_rq_bounds(q))
             break;
         if (q->ranged && q->delivered > 0 && !q->etag[0]) {
             /* Nothing pins the version the bytes so far came from: a
@@ -530,6 +525,20 @@ int rq_run(remote_conn *c, rq *q)
         size_t n = strlen(c->msg);
         snprintf(c->msg + n, sizeof c->msg - n, ", %u attempts", c->attempts);
     }
-    rbuf_free(&url);
+    remote_rbuf_free(&url);
     return rc;
+}
+
+int remote_rq_head(remote_conn *c, const char *name, remote_info *out)
+{
+    memset(out, 0, sizeof *out);
+    rq q = {.label = "HEAD", .method = "HEAD", .name = name, .info = out};
+    int rc = remote_rq_run(c, &q);
+    remote_rbuf_free(&q.resp);
+    if (rc) {
+        remote_info_clear(out);
+        return rc;
+    }
+    remote_info_finish(out);
+    return 0;
 }

@@ -1,15 +1,16 @@
-/* text.c -- the little text handling S3 answers need: elements of the
- * (flat, known) XML of listings and errors, entity and percent decoding,
- * ISO 8601 times. Not a general XML parser: S3 answers have no attributes
- * on the elements read here, no CDATA and no nesting of a tag in itself. */
+/* text.c -- the little text handling S3 requests and answers need:
+ * elements of the (flat, known) XML of listings and errors, entity
+ * decoding, percent encoding and decoding, and the escaping of any text
+ * shown in a message. A leaf over buf.c. Not a general XML parser: S3
+ * answers have no attributes on the elements read here, no CDATA and no
+ * nesting of a tag in itself. */
 #include "remote/remote_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-int xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e)
+int remote_xml_next(const char **p, const char *end, const char *tag, const char **s, const char **e)
 {
     char open[64], close[64];
     int no = snprintf(open, sizeof open, "<%s>", tag);
@@ -75,10 +76,10 @@ static size_t entity(const char *s, const char *semi, char *out)
     return 0;
 }
 
-char *xml_take(const char **p, const char *end, const char *tag, int *oom)
+char *remote_xml_take(const char **p, const char *end, const char *tag, int *oom)
 {
     const char *s, *e;
-    if (!xml_next(p, end, tag, &s, &e))
+    if (!remote_xml_next(p, end, tag, &s, &e))
         return NULL;
     char *out = malloc((size_t)(e - s) + 1), *o = out;
     if (!out) {
@@ -110,7 +111,23 @@ static int hexval(char ch)
     return -1;
 }
 
-char *enc_decode(const char *s, size_t n)
+int remote_enc_add(rbuf *b, const char *s, int keep_slash)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        int plain = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                    ch == '-' || ch == '.' || ch == '_' || ch == '~' || (keep_slash && ch == '/');
+        char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+        int rc = plain ? remote_rbuf_add(b, s, 1) : remote_rbuf_add(b, e, 3);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+
+char *remote_enc_decode(const char *s, size_t n)
 {
     char *out = malloc(n + 1), *o = out;
     if (!out)
@@ -126,22 +143,6 @@ char *enc_decode(const char *s, size_t n)
     }
     *o = '\0';
     return out;
-}
-
-int64_t iso8601_parse(const char *s)
-{
-    struct tm tm = {0};
-    int y, mo, d, h, mi, sec;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
-        return 0;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    return t < 0 ? 0 : (int64_t)t;
 }
 
 /* The code point of the UTF-8 sequence at S (N bytes left) and its length
@@ -174,7 +175,7 @@ static int cp_hidden(long cp)
            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-size_t text_escape(char *out, size_t cap, const char *in)
+size_t remote_text_escape(char *out, size_t cap, const char *in)
 {
     const unsigned char *s = (const unsigned char *)in;
     size_t o = 0, n = strlen(in);

@@ -7,30 +7,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-int log_change(const tx *t, rec_state *s, const char *name, size_t len,
+int store_log_change(const tx *t, rec_state *s, const char *name, size_t len,
                       uint64_t old_version, uint64_t new_version)
 {
     unsigned char k[8], v[REC_CHANGE_FIXED + NAME_BUF];
     MDB_cursor *c;
     MDB_val key, val;
     int rc;
-    rec_be64(k, ++s->gen);
-    rec_le64(v, old_version);
-    rec_le64(v + 8, new_version);
+    store_rec_be64(k, ++s->gen);
+    store_rec_le64(v, old_version);
+    store_rec_le64(v + 8, new_version);
     memcpy(v + REC_CHANGE_FIXED, name, len);
-    if ((rc = db_put(t, DB_LOG, k, 8, v, REC_CHANGE_FIXED + len, MDB_APPEND)))
+    if ((rc = store_db_put(t, DB_LOG, k, 8, v, REC_CHANGE_FIXED + len, MDB_APPEND)))
         return rc;
     if (s->gen <= LOG_KEEP)
         return 0;
     /* Trim the oldest rows; usually exactly one. */
-    if ((rc = mdb_cursor_open(t->txn, db(t, DB_LOG), &c)))
-        return map_err(rc);
+    if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_LOG), &c)))
+        return store_map_err(rc);
     while ((rc = mdb_cursor_get(c, &key, &val, MDB_FIRST)) == 0
-           && key.mv_size == 8 && rec_get_be64(key.mv_data) <= s->gen - LOG_KEEP)
+           && key.mv_size == 8 && store_rec_get_be64(key.mv_data) <= s->gen - LOG_KEEP)
         if ((rc = mdb_cursor_del(c, 0)))
             break;
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND || rc == 0 ? 0 : map_err(rc);
+    return rc == MDB_NOTFOUND || rc == 0 ? 0 : store_map_err(rc);
 }
 
 uint64_t store_commit_token(store *st)
@@ -40,10 +40,10 @@ uint64_t store_commit_token(store *st)
      * the latter can run ahead of what store_changes() would then see. */
     uint64_t id;
     tx t;
-    if (tx_begin(st, 0, &t))
+    if (store_tx_begin(st, 0, &t))
         return 0;
     id = (uint64_t)mdb_txn_id(t.txn);
-    tx_abort(&t);
+    store_tx_abort(&t);
     return id;
 }
 
@@ -64,26 +64,26 @@ static int changes_batch(store *st, uint64_t since, struct change_item *items,
     tx t;
     int rc;
     *n = 0;
-    if ((rc = tx_begin(st, 0, &t)))
+    if ((rc = store_tx_begin(st, 0, &t)))
         return rc;
-    if ((rc = state_load(&t, &s)))
+    if ((rc = store_state_load(&t, &s)))
         goto out;
     *gen = s.gen;
     if (since >= s.gen)
         goto out;
-    rec_be64(k, since + 1);
-    if ((rc = mdb_cursor_open(t.txn, db(&t, DB_LOG), &c))) {
-        rc = map_err(rc);
+    store_rec_be64(k, since + 1);
+    if ((rc = mdb_cursor_open(t.txn, store_db(&t, DB_LOG), &c))) {
+        rc = store_map_err(rc);
         goto out;
     }
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
-    if (rc == 0 && rec_get_be64(key.mv_data) != since + 1)
+    if (rc == 0 && store_rec_get_be64(key.mv_data) != since + 1)
         rc = STORE_ELOGGONE;
     while (rc == 0 && *n < LIST_BATCH) {
         struct change_item *it = &items[*n];
         const char *name;
-        if ((rc = rec_change_decode(val.mv_data, val.mv_size, &it->old_version,
-                                    &it->new_version, &name, &it->len)))
+        if ((rc = store_rec_change_decode(val.mv_data, val.mv_size, &it->old_version,
+                                          &it->new_version, &name, &it->len)))
             break;
         if (it->len > NAME_BUF) {
             rc = STORE_ECORRUPT;
@@ -96,9 +96,9 @@ static int changes_batch(store *st, uint64_t since, struct change_item *items,
     mdb_cursor_close(c);
     if (rc == MDB_NOTFOUND)
         rc = *n ? 0 : STORE_ELOGGONE;
-    rc = map_err(rc);
+    rc = store_map_err(rc);
 out:
-    tx_abort(&t);
+    store_tx_abort(&t);
     return rc;
 }
 
@@ -118,7 +118,7 @@ int store_changes(store *st, uint64_t since, store_change_fn fn, void *ctx,
             const char *ns, *key;
             size_t nslen, keylen;
             items[i].name[items[i].len] = '\0';
-            rc = rec_name_split(items[i].name, items[i].len, &ns, &nslen, &key, &keylen);
+            rc = store_rec_name_split(items[i].name, items[i].len, &ns, &nslen, &key, &keylen);
             if (!rc)
                 fn(ns, key, items[i].old_version, items[i].new_version, ctx);
         }

@@ -7,7 +7,7 @@
 int store_compression_get(store *st, unsigned *out)
 {
     rec_state s;
-    int rc = state_read(st, &s);
+    int rc = store_state_read(st, &s);
     if (!rc)
         *out = s.compression;
     return rc;
@@ -20,10 +20,10 @@ int store_compression_set(store *st, unsigned compression)
     int rc;
     if (compression != STORE_COMPRESS_NONE && compression != STORE_COMPRESS_ZSTD)
         return EINVAL;
-    if ((rc = tx_begin(st, 1, &t)))
+    if ((rc = store_tx_begin(st, 1, &t)))
         return rc;
-    if ((rc = state_load(&t, &s)) || s.compression == compression)
-        return tx_end(&t, rc);
+    if ((rc = store_state_load(&t, &s)) || s.compression == compression)
+        return store_tx_end(&t, rc);
     s.compression = compression;
-    return tx_end(&t, state_save(&t, &s));
+    return store_tx_end(&t, store_state_save(&t, &s));
 }

@@ -44,7 +44,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc,
 }
 #endif
 
-uint32_t rec_crc32c(const void *data, size_t n)
+uint32_t store_rec_crc32c(const void *data, size_t n)
 {
     uint32_t crc = 0xffffffffu;
 #if defined(__x86_64__)

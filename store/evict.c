@@ -15,14 +15,14 @@ static int version_drop(const tx *t, uint64_t version, uint64_t *freed)
     MDB_val key = {12, k}, val;
     int rc;
     *freed = 0;
-    data_key(k, version, 0);
-    if ((rc = mdb_cursor_open(t->txn, db(t, DB_DATA), &c)))
-        return map_err(rc);
+    store_data_key(k, version, 0);
+    if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_DATA), &c)))
+        return store_map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
-    while (rc == 0 && key.mv_size == 12 && rec_get_be64(key.mv_data) == version) {
+    while (rc == 0 && key.mv_size == 12 && store_rec_get_be64(key.mv_data) == version) {
         /* LMDB frees the pages a value's page header names: check it. */
-        if ((rc = verify_value_page(val.mv_data, val.mv_size, t->se->base,
-                                    t->se->mapsize, t->se->psize)))
+        if ((rc = store_verify_value_page(val.mv_data, val.mv_size, t->se->base,
+                                          t->se->mapsize, t->se->psize)))
             break;
         *freed += val.mv_size > REC_CHUNK_HDR ? val.mv_size - REC_CHUNK_HDR : 0;
         if ((rc = mdb_cursor_del(c, 0)))
@@ -31,21 +31,21 @@ static int version_drop(const tx *t, uint64_t version, uint64_t *freed)
     }
     mdb_cursor_close(c);
     if (rc && rc != MDB_NOTFOUND)
-        return map_err(rc);
-    rec_be64(k, version);
-    rc = db_del(t, DB_VER, k, 8);
+        return store_map_err(rc);
+    store_rec_be64(k, version);
+    rc = store_db_del(t, DB_VER, k, 8);
     return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
 }
 
 /* Drops the live entry NAME (whose record is E) and accounts for it. */
-int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
+int store_entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
                       const store_entry *e)
 {
     uint64_t freed;
     int rc;
-    if ((rc = version_drop(t, e->version, &freed)) || (rc = db_del(t, DB_LIVE, name, len)))
+    if ((rc = version_drop(t, e->version, &freed)) || (rc = store_db_del(t, DB_LIVE, name, len)))
         return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
-    if ((rc = pend_del(t, e->version)))
+    if ((rc = store_pending_del(t, e->version)))
         return rc;
     if (s->live_bytes < e->size || s->live_entries == 0 || s->stored < freed)
         return STORE_ECORRUPT;
@@ -61,21 +61,21 @@ static int oldest_evictable(const tx *t, char *name, size_t *len)
 {
     MDB_cursor *c;
     MDB_val key, val;
-    int rc, pend = 1;
-    if ((rc = mdb_cursor_open(t->txn, db(t, DB_VER), &c)))
-        return map_err(rc);
+    int rc, pending = 1;
+    if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_VER), &c)))
+        return store_map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
     while (rc == 0) {
         if (val.mv_size > NAME_BUF || key.mv_size != 8) {
             rc = MDB_CORRUPTED;
             break;
         }
-        pend = pend_is(t, rec_get_be64(key.mv_data));
-        if (pend < 0) {
+        pending = store_pending_is(t, store_rec_get_be64(key.mv_data));
+        if (pending < 0) {
             mdb_cursor_close(c);
-            return pend;
+            return pending;
         }
-        if (!pend) {
+        if (!pending) {
             *len = val.mv_size;
             memcpy(name, val.mv_data, val.mv_size);
             break;
@@ -85,12 +85,12 @@ static int oldest_evictable(const tx *t, char *name, size_t *len)
     mdb_cursor_close(c);
     if (rc == MDB_NOTFOUND)
         return STORE_EPENDING;
-    return rc ? map_err(rc) : 0;
+    return rc ? store_map_err(rc) : 0;
 }
 
 /* Evicts the oldest entries until NEED more bytes fit the bound, passing
  * over versions pending upload. */
-int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count)
+int store_evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count)
 {
     while (s->stored + need > s->max_total && s->live_entries > 0) {
         char name[NAME_BUF];
@@ -99,11 +99,11 @@ int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count)
         int rc;
         if ((rc = oldest_evictable(t, name, &len)))
             return rc;
-        if ((rc = entry_load(t, name, len, &e)))
+        if ((rc = store_entry_load(t, name, len, &e)))
             return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
-        if ((rc = entry_drop(t, s, name, len, &e))
-            || (rc = tomb_add(t, s, name, len, e.version, STORE_REASON_EVICTED))
-            || (rc = log_change(t, s, name, len, e.version, 0)))
+        if ((rc = store_entry_drop(t, s, name, len, &e))
+            || (rc = store_tomb_add(t, s, name, len, e.version, STORE_REASON_EVICTED))
+            || (rc = store_log_change(t, s, name, len, e.version, 0)))
             return rc;
         s->evictions++;
         if (count)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Entry K of a table row (ENTRIES as in frame_row): rec_get_le32(), but
+/* Entry K of a table row (ENTRIES as in frame_row): store_rec_get_le32(), but
  * inline, for the loops over a row that every read of a compressed value
  * runs. */
 static inline uint32_t entry_at(const unsigned char *entries, uint32_t k)
@@ -20,7 +20,7 @@ static inline uint32_t entry_at(const unsigned char *entries, uint32_t k)
     return v;
 }
 
-void frame_packed_free(frame_packed *p)
+void store_frame_packed_free(frame_packed *p)
 {
     if (!p)
         return;
@@ -38,15 +38,15 @@ static void pack_rows(frame_packed *p, const uint32_t *lens, size_t nframes, siz
         unsigned char *r = p->rows + j * FRAME_ROW_MAX;
         size_t first = j * FRAME_PER_ROW;
         size_t count = nframes - first < FRAME_PER_ROW ? nframes - first : FRAME_PER_ROW;
-        rec_le32(r, FRAME_MAGIC);
-        rec_le32(r + 4, FRAME_SIZE);
-        rec_le32(r + 8, (uint32_t)count);
-        rec_le32(r + 12, (uint32_t)first);
-        rec_le64(r + 16, len);
-        rec_le64(r + 24, p->stream_len);
-        rec_le64(r + 32, off);
+        store_rec_le32(r, FRAME_MAGIC);
+        store_rec_le32(r + 4, FRAME_SIZE);
+        store_rec_le32(r + 8, (uint32_t)count);
+        store_rec_le32(r + 12, (uint32_t)first);
+        store_rec_le64(r + 16, len);
+        store_rec_le64(r + 24, p->stream_len);
+        store_rec_le64(r + 32, off);
         for (size_t k = 0; k < count; k++) {
-            rec_le32(r + FRAME_ROW_HDR + 4 * k, lens[first + k]);
+            store_rec_le32(r + FRAME_ROW_HDR + 4 * k, lens[first + k]);
             off += lens[first + k] & ~FRAME_RAW;
         }
         p->row_len[j] = FRAME_ROW_HDR + 4 * count;
@@ -54,7 +54,7 @@ static void pack_rows(frame_packed *p, const uint32_t *lens, size_t nframes, siz
     }
 }
 
-int frame_pack(const void *data, size_t len, frame_packed *p)
+int store_frame_pack(const void *data, size_t len, frame_packed *p)
 {
     const unsigned char *in = data;
     size_t nframes = (len + FRAME_SIZE - 1) / FRAME_SIZE, shrank = 0;
@@ -93,27 +93,27 @@ out:
     free(lens);
     ZSTD_freeCCtx(cc);
     if (rc)
-        frame_packed_free(p);
+        store_frame_packed_free(p);
     return rc;
 }
 
-int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
+int store_frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
 {
     const unsigned char *b = buf;
     uint64_t nframes, want, last, sum = 0;
     uint32_t tail;
     if (len < 4 + FRAME_ROW_HDR || len > 4 + FRAME_ROW_MAX
-        || rec_crc32c(b + 4, len - 4) != rec_get_le32(b))
+        || store_rec_crc32c(b + 4, len - 4) != store_rec_get_le32(b))
         return STORE_ECORRUPT;
     b += 4;
-    r->frame_size = rec_get_le32(b + 4);
-    r->count = rec_get_le32(b + 8);
-    r->first = rec_get_le32(b + 12);
-    r->original_size = rec_get_le64(b + 16);
-    r->stream_len = rec_get_le64(b + 24);
-    r->stream_off = rec_get_le64(b + 32);
+    r->frame_size = store_rec_get_le32(b + 4);
+    r->count = store_rec_get_le32(b + 8);
+    r->first = store_rec_get_le32(b + 12);
+    r->original_size = store_rec_get_le64(b + 16);
+    r->stream_len = store_rec_get_le64(b + 24);
+    r->stream_off = store_rec_get_le64(b + 32);
     r->entries = b + FRAME_ROW_HDR;
-    if (rec_get_le32(b) != FRAME_MAGIC || r->frame_size < 4096 || r->frame_size > (1u << 20)
+    if (store_rec_get_le32(b) != FRAME_MAGIC || r->frame_size < 4096 || r->frame_size > (1u << 20)
         || (r->frame_size & (r->frame_size - 1)) || r->original_size == 0
         || r->original_size > (UINT64_C(1) << 50))
         return STORE_ECORRUPT;
@@ -142,8 +142,8 @@ int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r)
     return sum > r->stream_len - r->stream_off ? STORE_ECORRUPT : 0;
 }
 
-void frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
-                int *raw, uint32_t *olen)
+void store_frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
+                      int *raw, uint32_t *olen)
 {
     uint64_t fstart = (uint64_t)i * r->frame_size;
     uint32_t e = entry_at(r->entries, i - r->first);
@@ -154,27 +154,27 @@ void frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, u
                                                                  : r->frame_size);
 }
 
-void frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
-                  int *raw, uint32_t *olen)
+void store_frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
+                        int *raw, uint32_t *olen)
 {
     uint64_t o = r->stream_off;
     for (uint32_t m = 0, k = i - r->first; m < k; m++)
         o += entry_at(r->entries, m) & ~FRAME_RAW;
-    frame_next(r, i, o, off, len, raw, olen);
+    store_frame_next(r, i, o, off, len, raw, olen);
 }
 
-int frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen)
+int store_frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen)
 {
     size_t n = ZSTD_decompressDCtx(ctx, dst, dlen, src, slen);
     return ZSTD_isError(n) || n != dlen ? STORE_ECORRUPT : 0;
 }
 
-void *frame_dctx_new(void)
+void *store_frame_dctx_new(void)
 {
     return ZSTD_createDCtx();
 }
 
-void frame_dctx_free(void *ctx)
+void store_frame_dctx_free(void *ctx)
 {
     ZSTD_freeDCtx(ctx);
 }

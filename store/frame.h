@@ -58,10 +58,10 @@ typedef struct frame_packed {
 } frame_packed;
 
 /* Compresses LEN bytes of DATA. Returns 0 with *P filled (release it with
- * frame_packed_free()), 1 when the value should be stored raw (too short,
+ * store_frame_packed_free()), 1 when the value should be stored raw (too short,
  * or no frame shrank: *P holds nothing), ENOMEM. */
-int frame_pack(const void *data, size_t len, frame_packed *p);
-void frame_packed_free(frame_packed *p);
+int store_frame_pack(const void *data, size_t len, frame_packed *p);
+void store_frame_packed_free(frame_packed *p);
 
 /* One decoded table row. */
 typedef struct frame_row {
@@ -75,24 +75,24 @@ typedef struct frame_row {
  * count and first frame that row J of a value of that size must have,
  * every raw entry exactly its frame's length, every compressed one shorter,
  * and the row's frames inside the stream. Returns 0 or STORE_ECORRUPT. */
-int frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r);
+int store_frame_row_decode(const void *buf, size_t len, uint32_t j, frame_row *r);
 
 /* Where frame I (a frame of row R) lies: *OFF and *LEN in the stream, *RAW,
  * and *OLEN its original length. */
-void frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
-                  int *raw, uint32_t *olen);
+void store_frame_locate(const frame_row *r, uint32_t i, uint64_t *off, uint32_t *len,
+                        int *raw, uint32_t *olen);
 
-/* frame_locate() of frame I when frame I - 1, of the same row, ends at
+/* store_frame_locate() of frame I when frame I - 1, of the same row, ends at
  * START in the stream: no sum over the row (a read walks frames in order). */
-void frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
-                int *raw, uint32_t *olen);
+void store_frame_next(const frame_row *r, uint32_t i, uint64_t start, uint64_t *off, uint32_t *len,
+                      int *raw, uint32_t *olen);
 
 /* Decodes one compressed frame: SRC (SLEN bytes) must decode to exactly
- * DLEN bytes into DST. CTX is a ZSTD_DCtx (see frame_dctx_new()). Returns 0
- * or STORE_ECORRUPT; never writes past DST + DLEN. */
-int frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen);
-void *frame_dctx_new(void);
-void frame_dctx_free(void *ctx);
+ * DLEN bytes into DST. CTX is a ZSTD_DCtx (see store_frame_dctx_new()).
+ * Returns 0 or STORE_ECORRUPT; never writes past DST + DLEN. */
+int store_frame_decode(void *ctx, const void *src, size_t slen, void *dst, size_t dlen);
+void *store_frame_dctx_new(void);
+void store_frame_dctx_free(void *ctx);
 
 #pragma GCC visibility pop
 

@@ -18,10 +18,10 @@ static uint64_t result_cfg_load(const tx *t, const rec_state *s)
 {
     MDB_val v;
     uint64_t cfg;
-    if (db_get(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1, &v) || v.mv_size != 16
-        || rec_get_le64((const unsigned char *)v.mv_data + 8) != s->max_result)
+    if (store_db_get(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1, &v) || v.mv_size != 16
+        || store_rec_get_le64((const unsigned char *)v.mv_data + 8) != s->max_result)
         return s->max_result;
-    cfg = rec_get_le64(v.mv_data);
+    cfg = store_rec_get_le64(v.mv_data);
     return cfg > s->max_result ? cfg : s->max_result;
 }
 
@@ -30,18 +30,18 @@ static int result_cfg_save(const tx *t, const rec_state *s, uint64_t cfg)
     unsigned char buf[16];
     int rc;
     if (cfg <= s->max_result) {
-        rc = db_del(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1);
+        rc = store_db_del(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1);
         return rc == STORE_ENOTFOUND ? 0 : rc;
     }
-    rec_le64(buf, cfg);
-    rec_le64(buf + 8, s->max_result);
-    return db_put(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1, buf, sizeof buf, 0);
+    store_rec_le64(buf, cfg);
+    store_rec_le64(buf + 8, s->max_result);
+    return store_db_put(t, DB_META, RESULT_CFG, sizeof RESULT_CFG - 1, buf, sizeof buf, 0);
 }
 
 int store_limits_get(store *st, store_limits *out)
 {
     rec_state s;
-    int rc = state_read(st, &s);
+    int rc = store_state_read(st, &s);
     if (!rc) {
         out->max_total_bytes = s.max_total;
         out->max_result_bytes = s.max_result;
@@ -64,9 +64,9 @@ static int map_fit(store *st, uint64_t max_total)
         return 0;
     pthread_rwlock_wrlock(&st->se->resize);
     rc = mdb_env_set_mapsize(st->se->env, (size_t)want);
-    map_base_find(st->se);
+    store_map_base_find(st->se);
     pthread_rwlock_unlock(&st->se->resize);
-    return map_err(rc);
+    return store_map_err(rc);
 }
 
 int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
@@ -83,10 +83,10 @@ int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
         return STORE_ERDONLY;
     if (lim->max_total_bytes && (rc = map_fit(st, lim->max_total_bytes)))
         return rc;
-    if ((rc = tx_begin(st, 1, &t)))
+    if ((rc = store_tx_begin(st, 1, &t)))
         return rc;
-    if ((rc = state_load(&t, &s)))
-        return tx_end(&t, rc);
+    if ((rc = store_state_load(&t, &s)))
+        return store_tx_end(&t, rc);
     cfg = result_cfg_load(&t, &s);
     if (lim->max_total_bytes)
         s.max_total = lim->max_total_bytes;
@@ -95,13 +95,13 @@ int store_limits_set(store *st, const store_limits *lim, uint64_t *nevicted)
     if (lim->max_tombstones)
         s.max_tombs = lim->max_tombstones;
     if (lim->max_result_bytes > s.max_total)
-        return tx_end(&t, STORE_ELIMITS);
+        return store_tx_end(&t, STORE_ELIMITS);
     /* The configured value holds unless the bound is lower. */
     s.max_result = cfg < s.max_total ? cfg : s.max_total;
-    if ((rc = evict_until(&t, &s, 0, nevicted)) || (rc = tomb_trim(&t, &s))
+    if ((rc = store_evict_until(&t, &s, 0, nevicted)) || (rc = store_tomb_trim(&t, &s))
         || (rc = result_cfg_save(&t, &s, cfg)))
-        return tx_end(&t, rc);
-    return wake_after_commit(st, tx_end(&t, state_save(&t, &s)), s.gen);
+        return store_tx_end(&t, rc);
+    return store_wake_after_commit(st, store_tx_end(&t, store_state_save(&t, &s)), s.gen);
 }
 
 int store_stats_get(store *st, store_stats *out)
@@ -111,15 +111,15 @@ int store_stats_get(store *st, store_stats *out)
     mdb_filehandle_t fd;
     struct stat sb;
     tx t;
-    int rc = tx_begin(st, 0, &t);
+    int rc = store_tx_begin(st, 0, &t);
     if (rc)
         return rc;
     uint64_t pending = 0;
-    rc = state_load(&t, &s);
+    rc = store_state_load(&t, &s);
     cfg = rc ? 0 : result_cfg_load(&t, &s);
     if (!rc)
-        rc = pend_count(&t, &pending);
-    tx_abort(&t);
+        rc = store_pending_count(&t, &pending);
+    store_tx_abort(&t);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);

@@ -26,11 +26,11 @@ static int list_batch(store *st, int which, const char *prefix, size_t plen,
     *n = 0;
     memcpy(kbuf, prefix, plen);
     memcpy(kbuf + plen, after, alen);
-    if ((rc = tx_begin(st, 0, &t)))
+    if ((rc = store_tx_begin(st, 0, &t)))
         return rc;
-    if ((rc = mdb_cursor_open(t.txn, db(&t, which), &c))) {
-        tx_abort(&t);
-        return map_err(rc);
+    if ((rc = mdb_cursor_open(t.txn, store_db(&t, which), &c))) {
+        store_tx_abort(&t);
+        return store_map_err(rc);
     }
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
     while (rc == 0 && *n < LIST_BATCH) {
@@ -42,7 +42,7 @@ static int list_batch(store *st, int which, const char *prefix, size_t plen,
               && !memcmp((char *)key.mv_data + plen, after, alen))) {
             if (it->keylen > STORE_NAME_MAX
                 || (which == DB_LIVE
-                    && (rc = rec_entry_decode(val.mv_data, val.mv_size, &it->e))))
+                    && (rc = store_rec_entry_decode(val.mv_data, val.mv_size, &it->e))))
                 break;
             memcpy(it->key, (char *)key.mv_data + plen, it->keylen);
             it->key[it->keylen] = '\0';
@@ -51,10 +51,10 @@ static int list_batch(store *st, int which, const char *prefix, size_t plen,
         rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
     }
     mdb_cursor_close(c);
-    tx_abort(&t);
+    store_tx_abort(&t);
     if (rc == MDB_NOTFOUND)
         rc = 0;
-    return map_err(rc);
+    return store_map_err(rc);
 }
 
 static int list_in(store *st, int which, const char *ns, const char *after,

@@ -5,9 +5,9 @@
 #include "store/store_int.h"
 #include "store/wake.h"
 
-int wake_after_commit(store *st, int rc, uint64_t generation)
+int store_wake_after_commit(store *st, int rc, uint64_t generation)
 {
     if (rc == 0)
-        (void)wake_run(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, st->se->wake, NULL);
+        (void)store_wake_run(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, st->se->wake, NULL);
     return rc;
 }

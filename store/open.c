@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const db_names[DB_COUNT] = {"meta", "live", "ver", "data",
+const char *const store_db_names[DB_COUNT] = {"meta", "live", "ver", "data",
                                         "tomb", "tombq", "log"};
 
 /* The environments this process has open, one per data file. LMDB allows
@@ -98,14 +98,14 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
     rec_state s;
     MDB_stat ms;
     tx t;
-    int rc = tx_begin(tmp, write, &t);
+    int rc = store_tx_begin(tmp, write, &t);
     if (rc)
         return rc;
     for (int i = 0; i < DB_COUNT && !rc; i++) {
-        rc = mdb_dbi_open(t.txn, db_names[i], write ? MDB_CREATE : 0, &se->dbi[i]);
-        rc = rc == MDB_NOTFOUND ? STORE_ENOSTORE : map_err(rc);
+        rc = mdb_dbi_open(t.txn, store_db_names[i], write ? MDB_CREATE : 0, &se->dbi[i]);
+        rc = rc == MDB_NOTFOUND ? STORE_ENOSTORE : store_map_err(rc);
     }
-    if (!rc && (rc = state_load(&t, &s)) == STORE_ENOSTORE && write) {
+    if (!rc && (rc = store_state_load(&t, &s)) == STORE_ENOSTORE && write) {
         mdb_env_stat(se->env, &ms);
         memset(&s, 0, sizeof s);
         s.format = REC_FORMAT;
@@ -115,13 +115,13 @@ static int env_open_dbs(struct shared_env *se, store *tmp, int write)
         s.max_tombs = STORE_DEFAULT_MAX_TOMBS;
         s.next_version = 2;
         s.compression = STORE_COMPRESS_ZSTD;
-        rc = state_save(&t, &s);
+        rc = store_state_save(&t, &s);
     }
     if (!rc)
         se->chunk = s.chunk;
     /* Even a read-only transaction is committed here: LMDB closes database
      * handles opened by a transaction that is aborted. */
-    return tx_end(&t, rc);
+    return store_tx_end(&t, rc);
 }
 
 /* Says whether the environment holds databases that are not ours: an
@@ -131,14 +131,14 @@ static int env_is_foreign(store *tmp)
     MDB_dbi main, meta;
     MDB_stat ms;
     tx t;
-    int rc = tx_begin(tmp, 0, &t), foreign;
+    int rc = store_tx_begin(tmp, 0, &t), foreign;
     if (rc)
         return rc;
     /* Not empty, and without our "meta" (which another process may have
      * just created alongside the rest: then it is ours). */
     foreign = mdb_dbi_open(t.txn, NULL, 0, &main) || mdb_stat(t.txn, main, &ms)
-              || (ms.ms_entries > 0 && mdb_dbi_open(t.txn, db_names[DB_META], 0, &meta));
-    tx_abort(&t);
+              || (ms.ms_entries > 0 && mdb_dbi_open(t.txn, store_db_names[DB_META], 0, &meta));
+    store_tx_abort(&t);
     return foreign ? STORE_ECORRUPT : 0;
 }
 
@@ -174,7 +174,7 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
     if (se->flags & STORE_NOSYNC)
         mflags |= MDB_NOSYNC;
     if ((rc = mdb_env_create(&se->env)))
-        return map_err(rc);
+        return store_map_err(rc);
     mdb_env_set_maxdbs(se->env, DB_COUNT);
     mdb_env_set_maxreaders(se->env, 1024);
     if (creating)
@@ -187,7 +187,7 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
     if (!rc)
         rc = env_check_size(se->env);
     if (!rc)
-        rc = verify_env(se->env, db_names, DB_COUNT, !!(se->flags & STORE_VERIFY), NULL, 0);
+        rc = store_verify_env(se->env, store_db_names, DB_COUNT, !!(se->flags & STORE_VERIFY), NULL, 0);
     if (!rc) {
         int dead;
         MDB_stat ms;
@@ -195,13 +195,13 @@ static int env_open(struct shared_env *se, const char *dir, int creating)
         rc = env_init_dbs(se, &tmp);
         se->psize = mdb_env_stat(se->env, &ms) ? 0 : ms.ms_psize;
         if (!rc)
-            map_base_find(se);
+            store_map_base_find(se);
     }
     if (rc) {
         mdb_env_close(se->env);
         se->env = NULL;
     }
-    return map_err(rc);
+    return store_map_err(rc);
 }
 
 /* Records the identity of the data file SE's environment has open (the
@@ -254,7 +254,7 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
         return 0;
     }
     if (!rc && S_ISREG(sb.st_mode))
-        rc = verify_header(data); /* before LMDB trusts its page size */
+        rc = store_verify_header(data); /* before LMDB trusts its page size */
     creating = rc == ENOENT;
     if (rc && !creating)
         goto out;
@@ -278,14 +278,14 @@ static int shared_get(const char *dir, unsigned flags, struct shared_env **out)
     se->refs = 1;
     pthread_rwlock_init(&se->resize, NULL);
     pthread_mutex_init(&se->zlock, NULL);
-    if (!(se->wake = wake_memory_new()))
+    if (!(se->wake = store_wake_memory_new()))
         rc = ENOMEM;
     else if (!(rc = env_open(se, dir, creating)))
         rc = shared_identify(se);
     if (rc) {
         if (se->env)
             mdb_env_close(se->env);
-        wake_memory_free(se->wake);
+        store_wake_memory_free(se->wake);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);
@@ -353,8 +353,8 @@ void store_close(store *st)
                 break;
             }
         mdb_env_close(se->env);
-        zpool_free(se);
-        wake_memory_free(se->wake);
+        store_zpool_free(se);
+        store_wake_memory_free(se->wake);
         pthread_mutex_destroy(&se->zlock);
         pthread_rwlock_destroy(&se->resize);
         free(se);

@@ -14,12 +14,12 @@ static int lookup_in(const tx *t, const char *name, size_t nlen, store_entry *e,
     store_entry tmp;
     MDB_val v;
     rec_tomb rt;
-    int rc = entry_load(t, name, nlen, e ? e : &tmp);
+    int rc = store_entry_load(t, name, nlen, e ? e : &tmp);
     if (rc != STORE_ENOTFOUND)
         return rc;
-    if ((rc = db_get(t, DB_TOMB, name, nlen, &v)))
+    if ((rc = store_db_get(t, DB_TOMB, name, nlen, &v)))
         return rc;
-    if ((rc = rec_tomb_decode(v.mv_data, v.mv_size, &rt)))
+    if ((rc = store_rec_tomb_decode(v.mv_data, v.mv_size, &rt)))
         return rc;
     if (tb) {
         tb->version = rt.version;
@@ -36,10 +36,10 @@ int store_lookup(store *st, const char *ns, const char *key, store_entry *e,
     size_t nlen;
     tx t;
     int rc;
-    if ((rc = name_make(ns, key, name, &nlen)) || (rc = tx_begin(st, 0, &t)))
+    if ((rc = store_name_make(ns, key, name, &nlen)) || (rc = store_tx_begin(st, 0, &t)))
         return rc;
     rc = lookup_in(&t, name, nlen, e, tb);
-    tx_abort(&t);
+    store_tx_abort(&t);
     return rc;
 }
 
@@ -55,18 +55,18 @@ int store_version_stat(store *st, const char *ns, uint64_t version,
     int rc;
     if (!ns)
         ns = STORE_DEFAULT_NAMESPACE;
-    if ((rc = tx_begin(st, 0, &t)))
+    if ((rc = store_tx_begin(st, 0, &t)))
         return rc;
-    rec_be64(k, version);
-    rc = db_get(&t, DB_VER, k, 8, &v);
+    store_rec_be64(k, version);
+    rc = store_db_get(&t, DB_VER, k, 8, &v);
     if (rc == STORE_ENOTFOUND)
         rc = STORE_EGONE;
     if (!rc)
-        rc = rec_name_split(v.mv_data, v.mv_size, &pns, &nslen, &pkey, &keylen);
+        rc = store_rec_name_split(v.mv_data, v.mv_size, &pns, &nslen, &pkey, &keylen);
     if (!rc && (nslen != strlen(ns) || memcmp(pns, ns, nslen)))
         rc = STORE_EGONE;
     if (!rc) {
-        rc = entry_load(&t, v.mv_data, v.mv_size, e ? e : &tmp);
+        rc = store_entry_load(&t, v.mv_data, v.mv_size, e ? e : &tmp);
         if (rc == STORE_ENOTFOUND || (!rc && (e ? e : &tmp)->version != version))
             rc = STORE_ECORRUPT;
     }
@@ -74,7 +74,7 @@ int store_version_stat(store *st, const char *ns, uint64_t version,
         memcpy(keybuf, pkey, keylen);
         keybuf[keylen] = '\0';
     }
-    tx_abort(&t);
+    store_tx_abort(&t);
     return rc;
 }
 
@@ -96,18 +96,18 @@ static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
     *nread = 0;
     if (idx > UINT32_MAX)
         return 0;
-    data_key(k, version, (uint32_t)idx);
-    if ((rc = mdb_cursor_open(t->txn, db(t, DB_DATA), &c)))
-        return map_err(rc);
+    store_data_key(k, version, (uint32_t)idx);
+    if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_DATA), &c)))
+        return store_map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_SET_KEY);
     while (rc == 0 && got < len) {
-        if (key.mv_size != 12 || rec_get_be64(key.mv_data) != version)
+        if (key.mv_size != 12 || store_rec_get_be64(key.mv_data) != version)
             break;
         const unsigned char *p = val.mv_data;
         size_t plen = val.mv_size - REC_CHUNK_HDR;
-        if (rec_get_be32((unsigned char *)key.mv_data + 8) != idx
+        if (store_rec_get_be32((unsigned char *)key.mv_data + 8) != idx
             || val.mv_size <= REC_CHUNK_HDR || plen > chunk
-            || rec_crc32c(p + REC_CHUNK_HDR, plen) != rec_get_le32(p)) {
+            || store_rec_crc32c(p + REC_CHUNK_HDR, plen) != store_rec_get_le32(p)) {
             rc = MDB_CORRUPTED;
             break;
         }
@@ -124,7 +124,7 @@ static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
     }
     mdb_cursor_close(c);
     *nread = got;
-    return rc && rc != MDB_NOTFOUND ? map_err(rc) : 0;
+    return rc && rc != MDB_NOTFOUND ? store_map_err(rc) : 0;
 }
 
 static void piece_copy(const unsigned char *p, size_t n, void *ctx)
@@ -151,8 +151,8 @@ static int row_get(const tx *t, uint64_t version, uint32_t j, MDB_val *v)
 {
     unsigned char k[12];
     int rc;
-    data_key(k, version, FRAME_ROW_BASE + j);
-    if ((rc = db_get(t, DB_DATA, k, sizeof k, v)))
+    store_data_key(k, version, FRAME_ROW_BASE + j);
+    if ((rc = store_db_get(t, DB_DATA, k, sizeof k, v)))
         return rc == STORE_ENOTFOUND && j ? STORE_ECORRUPT : rc;
     return 0;
 }
@@ -163,7 +163,7 @@ static int row_load(const tx *t, uint64_t version, uint32_t j, frame_row *r)
 {
     MDB_val v;
     int rc = row_get(t, version, j, &v);
-    return rc ? rc : frame_row_decode(v.mv_data, v.mv_size, j, r);
+    return rc ? rc : store_frame_row_decode(v.mv_data, v.mv_size, j, r);
 }
 
 /* row_load() through Z, which keeps the row it checked last: a row of the
@@ -171,7 +171,7 @@ static int row_load(const tx *t, uint64_t version, uint32_t j, frame_row *r)
  * a row of 1,000 frames (its CRC-32C and every entry) is about 18,000
  * instructions, which every read of a compressed value paid once or more:
  * 4% of a whole value read in 64 KiB requests (callgrind). Row J's
- * bytes decide what frame_row_decode() makes of them, whatever version
+ * bytes decide what store_frame_row_decode() makes of them, whatever version
  * they belong to, so the copy needs no other key. */
 static int row_load_z(const tx *t, struct zscratch *z, uint64_t version, uint32_t j,
                       frame_row *r)
@@ -186,7 +186,7 @@ static int row_load_z(const tx *t, struct zscratch *z, uint64_t version, uint32_
         r->entries = (const unsigned char *)v.mv_data + 4 + FRAME_ROW_HDR;
         return 0;
     }
-    if ((rc = frame_row_decode(v.mv_data, v.mv_size, j, r)))
+    if ((rc = store_frame_row_decode(v.mv_data, v.mv_size, j, r)))
         return rc;
     z->row_len = 0;
     if (v.mv_size <= sizeof z->row_bytes) {
@@ -223,7 +223,7 @@ static int frame_walk(struct zread *z, uint64_t soff, uint32_t slen, int raw,
         return rc ? rc : got == n ? 0 : STORE_ECORRUPT;
     }
     unsigned char *buf;
-    if ((rc = zscratch_frame(z->zs, 2 * (size_t)fsize)))
+    if ((rc = store_zscratch_frame(z->zs, 2 * (size_t)fsize)))
         return rc;
     zp = buf = z->zs->frame;
     if ((rc = chunks_walk(z->t, z->version, z->chunk, soff, slen, piece_copy, &zp, &got)))
@@ -231,8 +231,8 @@ static int frame_walk(struct zread *z, uint64_t soff, uint32_t slen, int raw,
     if (got != slen)
         return STORE_ECORRUPT;
     if (a == 0 && n == olen) { /* the whole frame: decode in place */
-        rc = frame_decode(z->zs->dctx, buf, slen, dst, olen);
-    } else if (!(rc = frame_decode(z->zs->dctx, buf, slen, buf + fsize, olen))) {
+        rc = store_frame_decode(z->zs->dctx, buf, slen, dst, olen);
+    } else if (!(rc = store_frame_decode(z->zs->dctx, buf, slen, buf + fsize, olen))) {
         memcpy(dst, buf + fsize + a, n);
     }
     if (!rc)
@@ -273,9 +273,9 @@ static int frames_walk(const tx *t, uint64_t version, uint64_t chunk, const fram
             z.rowj = j;
         }
         if (i == z.next && i > z.row.first) /* the row's sum is done up to here */
-            frame_next(&z.row, (uint32_t)i, z.next_off, &soff, &slen, &raw, &olen);
+            store_frame_next(&z.row, (uint32_t)i, z.next_off, &soff, &slen, &raw, &olen);
         else
-            frame_locate(&z.row, (uint32_t)i, &soff, &slen, &raw, &olen);
+            store_frame_locate(&z.row, (uint32_t)i, &soff, &slen, &raw, &olen);
         z.next = i + 1;
         z.next_off = soff + slen;
         size_t n = olen - a < len - pos ? olen - a : len - pos;
@@ -295,12 +295,12 @@ static int read_begin(store *st, uint64_t version, tx *t)
     unsigned char k[8];
     MDB_val v;
     int rc;
-    if ((rc = tx_begin(st, 0, t)))
+    if ((rc = store_tx_begin(st, 0, t)))
         return rc;
-    rec_be64(k, version);
-    rc = db_get(t, DB_VER, k, 8, &v);
+    store_rec_be64(k, version);
+    rc = store_db_get(t, DB_VER, k, 8, &v);
     if (rc) {
-        tx_abort(t);
+        store_tx_abort(t);
         return rc == STORE_ENOTFOUND ? STORE_EGONE : rc;
     }
     return 0;
@@ -317,8 +317,8 @@ int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
     struct zscratch *zs;
     if ((rc = read_begin(st, version, &t)))
         return rc;
-    if (!(zs = zpool_get(st->se))) {
-        tx_abort(&t);
+    if (!(zs = store_zpool_get(st->se))) {
+        store_tx_abort(&t);
         return ENOMEM;
     }
     rc = row_load_z(&t, zs, version, 0, &r0);
@@ -327,8 +327,8 @@ int store_read(store *st, uint64_t version, uint64_t off, void *buf, size_t len,
     else if (!rc)
         rc = frames_walk(&t, version, st->se->chunk, &r0, zs, off, len, buf, piece_copy, &to,
                          nread);
-    zpool_put(st->se, zs);
-    tx_abort(&t);
+    store_zpool_put(st->se, zs);
+    store_tx_abort(&t);
     return rc;
 }
 
@@ -348,7 +348,7 @@ int store_version_frames(store *st, uint64_t version, uint64_t *size,
         *frame_size = r0.frame_size;
         *size = r0.original_size;
     }
-    tx_abort(&t);
+    store_tx_abort(&t);
     return rc;
 }
 
@@ -373,7 +373,7 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
 {
     struct iovec local[64]; /* a 128 KiB FUSE read needs 34 raw, 42 compressed */
     struct iov_list l = {local, 0, len / chunk + 2, 0}; /* may start mid-chunk */
-    struct zscratch *zs = zpool_get(t->se);
+    struct zscratch *zs = store_zpool_get(t->se);
     frame_row r0;
     size_t got;
     int rc, raw;
@@ -381,7 +381,7 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
         return ENOMEM;
     rc = row_load_z(t, zs, version, 0, &r0);
     if ((raw = rc == STORE_ENOTFOUND)) {
-        zpool_put(t->se, zs); /* the raw path needs none */
+        store_zpool_put(t->se, zs); /* the raw path needs none */
         zs = NULL;
     } else if (rc) {
         goto out;
@@ -392,7 +392,7 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
         len = off >= r0.original_size ? 0
               : (size_t)(len < r0.original_size - off ? len : r0.original_size - off);
         l.cap += 2 * (len / r0.frame_size + 2);
-        if ((rc = zscratch_out(zs, len ? len : 1)))
+        if ((rc = store_zscratch_out(zs, len ? len : 1)))
             goto out;
     }
     if (l.cap > sizeof local / sizeof *local && !(l.iov = malloc(l.cap * sizeof *l.iov))) {
@@ -406,7 +406,7 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
 out:
     if (l.iov != local)
         free(l.iov);
-    zpool_put(t->se, zs);
+    store_zpool_put(t->se, zs);
     return rc;
 }
 
@@ -417,7 +417,7 @@ int store_read_iov(store *st, uint64_t version, uint64_t off, size_t len,
     int rc;
     if (!(rc = read_begin(st, version, &t))) {
         rc = read_iov_in(&t, version, st->se->chunk, off, len, fn, ctx);
-        tx_abort(&t);
+        store_tx_abort(&t);
     }
     return rc;
 }
@@ -445,8 +445,8 @@ static int size_check(const tx *t, const store_entry *e, uint64_t chunk, frame_r
         return 0;
     if ((stored - 1) / chunk >= FRAME_ROW_BASE || e->size > SIZE_MAX - 1)
         return STORE_ECORRUPT;
-    data_key(k, e->version, (uint32_t)((stored - 1) / chunk));
-    rc = db_get(t, DB_DATA, k, sizeof k, &v);
+    store_data_key(k, e->version, (uint32_t)((stored - 1) / chunk));
+    rc = store_db_get(t, DB_DATA, k, sizeof k, &v);
     return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
 }
 
@@ -464,7 +464,7 @@ int store_get(store *st, const char *ns, const char *key, void **buf,
     *len = 0;
     if (!e)
         e = &tmp;
-    if ((rc = name_make(ns, key, name, &nlen)) || (rc = tx_begin(st, 0, &t)))
+    if ((rc = store_name_make(ns, key, name, &nlen)) || (rc = store_tx_begin(st, 0, &t)))
         return rc;
     if ((rc = lookup_in(&t, name, nlen, e, tb))
         || (rc = size_check(&t, e, st->se->chunk, &r0, &compressed)))
@@ -475,18 +475,18 @@ int store_get(store *st, const char *ns, const char *key, void **buf,
     }
     to = p;
     if (compressed) {
-        struct zscratch *zs = zpool_get(st->se);
+        struct zscratch *zs = store_zpool_get(st->se);
         rc = zs ? frames_walk(&t, e->version, st->se->chunk, &r0, zs, 0, (size_t)e->size, p,
                               piece_copy, &to, &got)
                 : ENOMEM;
-        zpool_put(st->se, zs);
+        store_zpool_put(st->se, zs);
     } else {
         rc = chunks_read(&t, e->version, st->se->chunk, 0, p, (size_t)e->size, &got);
     }
     if (!rc && got != e->size)
         rc = STORE_ECORRUPT;
 out:
-    tx_abort(&t);
+    store_tx_abort(&t);
     if (rc) {
         free(p);
         return rc;

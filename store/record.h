@@ -39,64 +39,64 @@ typedef struct rec_state {
     uint64_t format, chunk, max_total, max_result, max_tombs, next_version,
         gen, live_bytes, live_entries, evictions, removals, tombs, tomb_seq;
     /* Not in the state record but in "codec" (rec_codec), kept next to it
-     * by state_load()/state_save(): */
+     * by store_state_load()/store_state_save(): */
     uint64_t stored;      /* bytes the live values occupy (compressed) */
     uint32_t compression; /* STORE_COMPRESS_* for later writes */
 } rec_state;
 #define REC_STATE_LEN (14u * 8u)
 
 /* Encodes S into OUT (REC_STATE_LEN bytes). */
-void rec_state_encode(const rec_state *s, unsigned char *out);
+void store_rec_state_encode(const rec_state *s, unsigned char *out);
 /* Decodes; returns 0, STORE_ECORRUPT (bad length or magic) or
  * STORE_EVERSION (another format). */
-int rec_state_decode(const void *buf, size_t len, rec_state *s);
+int store_rec_state_decode(const void *buf, size_t len, rec_state *s);
 
 /* The codec record: compression(le32) reserved(le32) stored(le64). A
  * missing one (a store made before compression) means zstd for later
  * writes; in a format-1 store, stored is always the live bytes (every
  * value raw), whatever the record says. */
 #define REC_CODEC_LEN 16u
-void rec_codec_encode(const rec_state *s, unsigned char *out);
+void store_rec_codec_encode(const rec_state *s, unsigned char *out);
 /* Fills S's compression and stored; 0 or STORE_ECORRUPT. */
-int rec_codec_decode(const void *buf, size_t len, rec_state *s);
+int store_rec_codec_decode(const void *buf, size_t len, rec_state *s);
 
 #define REC_ENTRY_FIXED 34u
 /* Encodes E into OUT (REC_ENTRY_FIXED + strlen(tool) bytes); returns the length. */
-size_t rec_entry_encode(const store_entry *e, unsigned char *out);
+size_t store_rec_entry_encode(const store_entry *e, unsigned char *out);
 /* Decodes; returns 0 or STORE_ECORRUPT. */
-int rec_entry_decode(const void *buf, size_t len, store_entry *e);
+int store_rec_entry_decode(const void *buf, size_t len, store_entry *e);
 
 typedef struct rec_tomb {
     uint64_t version, when_ns, seq;
     int reason;
 } rec_tomb;
 #define REC_TOMB_LEN 25u
-void rec_tomb_encode(const rec_tomb *t, unsigned char *out);
-int rec_tomb_decode(const void *buf, size_t len, rec_tomb *t);
+void store_rec_tomb_encode(const rec_tomb *t, unsigned char *out);
+int store_rec_tomb_decode(const void *buf, size_t len, rec_tomb *t);
 
 /* A change: OLD and NEW versions (0: none) followed by the name ns \0 key.
- * rec_change_decode points *NAME into BUF (not copied). */
+ * store_rec_change_decode points *NAME into BUF (not copied). */
 #define REC_CHANGE_FIXED 16u
-int rec_change_decode(const void *buf, size_t len, uint64_t *old_version,
-                      uint64_t *new_version, const char **name, size_t *namelen);
+int store_rec_change_decode(const void *buf, size_t len, uint64_t *old_version,
+                            uint64_t *new_version, const char **name, size_t *namelen);
 
 /* Splits a name (ns \0 key, LEN bytes) into its parts, checking that both
  * are present. Returns 0 or STORE_ECORRUPT. */
-int rec_name_split(const char *name, size_t len, const char **ns,
-                   size_t *nslen, const char **key, size_t *keylen);
+int store_rec_name_split(const char *name, size_t len, const char **ns,
+                         size_t *nslen, const char **key, size_t *keylen);
 
 /* Bytes in front of each chunk's payload: its CRC-32C, little-endian. */
 #define REC_CHUNK_HDR 4u
 /* CRC-32C (Castagnoli) of N bytes at DATA. */
-uint32_t rec_crc32c(const void *data, size_t n);
+uint32_t store_rec_crc32c(const void *data, size_t n);
 
-void rec_be64(unsigned char *out, uint64_t v);
-uint64_t rec_get_be64(const void *p);
-void rec_be32(unsigned char *out, uint32_t v);
-uint32_t rec_get_be32(const void *p);
-void rec_le64(unsigned char *out, uint64_t v);
-void rec_le32(void *out, uint32_t v);
-uint32_t rec_get_le32(const void *p);
-uint64_t rec_get_le64(const void *p);
+void store_rec_be64(unsigned char *out, uint64_t v);
+uint64_t store_rec_get_be64(const void *p);
+void store_rec_be32(unsigned char *out, uint32_t v);
+uint32_t store_rec_get_be32(const void *p);
+void store_rec_le64(unsigned char *out, uint64_t v);
+void store_rec_le32(void *out, uint32_t v);
+uint32_t store_rec_get_le32(const void *p);
+uint64_t store_rec_get_le64(const void *p);
 
 #endif

@@ -28,7 +28,8 @@
  *   zpool.c   decoders and buffers reused by reads of compressed values
  *   wake.c    waking the daemons after a write (wake.h), and the memory of
  *             those found late; notify.c calls it after each commit
- *   tier.c    the remote URL and the pending marks of the remote tier
+ *   pending.c the remote URL, the pending marks (versions waiting for their
+ *             upload) and the tombstone-pending marks of the remote tier
  * and, apart: record.c (record layouts), verify.c (the page check),
  * lockmark.c (watching lock.mdb), name.c (the name rules), crc.c.
  */
@@ -54,7 +55,7 @@
 #define NAME_BUF (2 * STORE_NAME_MAX + 1)
 
 enum { DB_META, DB_LIVE, DB_VER, DB_DATA, DB_TOMB, DB_TOMBQ, DB_LOG, DB_COUNT };
-extern const char *const db_names[DB_COUNT];
+extern const char *const store_db_names[DB_COUNT];
 
 /* What one read of a compressed value needs (zpool.c). */
 struct zscratch {
@@ -82,7 +83,7 @@ struct shared_env {
     unsigned flags;
     uint64_t chunk; /* bytes per data chunk, fixed at creation */
     size_t psize;   /* LMDB page size */
-    const void *base; /* where LMDB maps data.mdb (verify_map_base), or NULL */
+    const void *base; /* where LMDB maps data.mdb (store_verify_map_base), or NULL */
     size_t mapsize;   /* and how much */
     int refs;
     pthread_rwlock_t resize; /* held shared by every txn, exclusively to grow the map */
@@ -100,9 +101,9 @@ struct store {
 /* ---- txn.c ------------------------------------------------------------ */
 
 /* An LMDB result (or one of ours, passed through) as a store code. */
-int map_err(int rc);
+int store_map_err(int rc);
 /* CLOCK_REALTIME in ns. */
-uint64_t now_ns(void);
+uint64_t store_now_ns(void);
 
 typedef struct tx {
     struct shared_env *se;
@@ -110,88 +111,88 @@ typedef struct tx {
 } tx;
 
 /* Learns where LMDB maps the file (no transaction of ours open). */
-void map_base_find(struct shared_env *se);
+void store_map_base_find(struct shared_env *se);
 /* Begins a transaction (WRITE: a write one) holding the resize lock shared;
  * adopts a map grown by another process. STORE_ERDONLY on a read-only store. */
-int tx_begin(store *st, int write, tx *t);
-void tx_abort(tx *t);
+int store_tx_begin(store *st, int write, tx *t);
+void store_tx_abort(tx *t);
 /* Ends T: commits when RC is 0, aborts otherwise. Returns the final code. */
-int tx_end(tx *t, int rc);
+int store_tx_end(tx *t, int rc);
 
-MDB_dbi db(const tx *t, int which);
+MDB_dbi store_db(const tx *t, int which);
 /* mdb_get/put/del on database WHICH; not found is STORE_ENOTFOUND. */
-int db_get(const tx *t, int which, const void *k, size_t klen, MDB_val *v);
-int db_put(const tx *t, int which, const void *k, size_t klen, const void *v,
-           size_t vlen, unsigned flags);
-int db_del(const tx *t, int which, const void *k, size_t klen);
+int store_db_get(const tx *t, int which, const void *k, size_t klen, MDB_val *v);
+int store_db_put(const tx *t, int which, const void *k, size_t klen, const void *v,
+                 size_t vlen, unsigned flags);
+int store_db_del(const tx *t, int which, const void *k, size_t klen);
 
 /* The state record; a missing one is STORE_ENOSTORE. */
-int state_load(const tx *t, rec_state *s);
-int state_save(const tx *t, const rec_state *s);
-/* state_load() in a read transaction of its own. */
-int state_read(store *st, rec_state *s);
+int store_state_load(const tx *t, rec_state *s);
+int store_state_save(const tx *t, const rec_state *s);
+/* store_state_load() in a read transaction of its own. */
+int store_state_read(store *st, rec_state *s);
 
 /* Builds ns \0 key into OUT (NAME_BUF bytes) after checking both parts. */
-int name_make(const char *ns, const char *key, char *out, size_t *len);
+int store_name_make(const char *ns, const char *key, char *out, size_t *len);
 /* The live entry of NAME; STORE_ENOTFOUND when it has none. */
-int entry_load(const tx *t, const char *name, size_t len, store_entry *e);
+int store_entry_load(const tx *t, const char *name, size_t len, store_entry *e);
 /* The key of chunk IDX of VERSION (12 bytes). */
-void data_key(unsigned char *k, uint64_t version, uint32_t idx);
+void store_data_key(unsigned char *k, uint64_t version, uint32_t idx);
 
 /* ---- tomb.c ----------------------------------------------------------- */
 
 /* Drops the tombstone of NAME, if any. */
-int tomb_clear(const tx *t, rec_state *s, const char *name, size_t len);
+int store_tomb_clear(const tx *t, rec_state *s, const char *name, size_t len);
 /* Expires the oldest tombstones until at most max_tombs remain. */
-int tomb_trim(const tx *t, rec_state *s);
+int store_tomb_trim(const tx *t, rec_state *s);
 /* Records NAME's VERSION as dropped for REASON (then trims). */
-int tomb_add(const tx *t, rec_state *s, const char *name, size_t len,
-             uint64_t version, int reason);
+int store_tomb_add(const tx *t, rec_state *s, const char *name, size_t len,
+                   uint64_t version, int reason);
 
 /* ---- evict.c ---------------------------------------------------------- */
 
 /* Drops the live entry NAME (whose record is E) and accounts for it. */
-int entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
-               const store_entry *e);
+int store_entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
+                     const store_entry *e);
 /* Evicts the oldest entries until NEED more bytes fit the bound; adds the
  * count to *COUNT (may be NULL). */
-int evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count);
+int store_evict_until(const tx *t, rec_state *s, uint64_t need, uint64_t *count);
 
-/* ---- tier.c ----------------------------------------------------------- */
+/* ---- pending.c -------------------------------------------------------- */
 
 /* Pending marks live in the meta database under "pend" + be64(version),
  * their value the name (ns \0 key). */
-#define PEND_PREFIX "pend"
-#define PEND_KEY_LEN 12u
-void pend_key(unsigned char *k, uint64_t version);
+#define PENDING_PREFIX "pend"
+#define PENDING_KEY_LEN 12u
+void store_pending_key(unsigned char *k, uint64_t version);
 /* 1 when VERSION is marked pending, 0 when not, or an error (< 0). */
-int pend_is(const tx *t, uint64_t version);
+int store_pending_is(const tx *t, uint64_t version);
 /* Marks VERSION of NAME pending / drops its mark (absent is fine). */
-int pend_set(const tx *t, uint64_t version, const char *name, size_t len);
-int pend_del(const tx *t, uint64_t version);
+int store_pending_set(const tx *t, uint64_t version, const char *name, size_t len);
+int store_pending_del(const tx *t, uint64_t version);
 /* Counts the marks, pending uploads and pending tombstones. */
-int pend_count(const tx *t, uint64_t *n);
+int store_pending_count(const tx *t, uint64_t *n);
 /* Removals whose tombstone waits for the remote: "ptmb" + be64(version
  * removed), their value the name (ns \0 key). */
-#define PTOMB_PREFIX "ptmb"
+#define TOMB_PENDING_PREFIX "ptmb"
 /* Marks the removal of VERSION of NAME as waiting for its tombstone. */
-int ptomb_set(const tx *t, uint64_t version, const char *name, size_t len);
+int store_tomb_pending_set(const tx *t, uint64_t version, const char *name, size_t len);
 /* Drops every tombstone mark of NAME (none is fine). */
-int ptomb_drop_name(const tx *t, const char *name, size_t len);
+int store_tomb_pending_drop_name(const tx *t, const char *name, size_t len);
 /* 1 when the store names a remote, 0 when not, or an error (< 0). */
-int tier_remote_is_set(const tx *t);
+int store_remote_is_set(const tx *t);
 
 /* ---- zpool.c ---------------------------------------------------------- */
 
 /* Takes an idle decode set of SE, or makes one; NULL when out of memory.
- * Give it back with zpool_put(). */
-struct zscratch *zpool_get(struct shared_env *se);
-void zpool_put(struct shared_env *se, struct zscratch *z);
+ * Give it back with store_zpool_put(). */
+struct zscratch *store_zpool_get(struct shared_env *se);
+void store_zpool_put(struct shared_env *se, struct zscratch *z);
 /* Frees the idle sets (the environment is closing). */
-void zpool_free(struct shared_env *se);
+void store_zpool_free(struct shared_env *se);
 /* Grow Z's frame or out buffer to NEED bytes: 0 or ENOMEM. */
-int zscratch_frame(struct zscratch *z, size_t need);
-int zscratch_out(struct zscratch *z, size_t need);
+int store_zscratch_frame(struct zscratch *z, size_t need);
+int store_zscratch_out(struct zscratch *z, size_t need);
 
 /* ---- wake.c ----------------------------------------------------------- */
 
@@ -199,30 +200,30 @@ int zscratch_out(struct zscratch *z, size_t need);
  * whole bound (store/wake.h): one per shared environment, wake.c's own. */
 struct wake_memory;
 /* A new, empty memory; NULL when out of memory. */
-struct wake_memory *wake_memory_new(void);
+struct wake_memory *store_wake_memory_new(void);
 /* Closes the connections kept for late daemons and frees M (may be NULL). */
-void wake_memory_free(struct wake_memory *m);
+void store_wake_memory_free(struct wake_memory *m);
 
 struct store_wake_result;
 /* store_wake() remembering late daemons in M (NULL: store_wake()). */
-int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
-             struct wake_memory *m, struct store_wake_result *r);
+int store_wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
+                   struct wake_memory *m, struct store_wake_result *r);
 
 /* ---- notify.c --------------------------------------------------------- */
 
 /* What write.c and limits.c call after each writing commit (store_put,
  * store_remove, store_limits_set): RC is the commit's result and
  * GENERATION the store's generation after it. When RC is 0, wakes the
- * daemons of ST (wake_run() with STORE_WAKE_TIMEOUT_MS and ST's memory of
+ * daemons of ST (store_wake_run() with STORE_WAKE_TIMEOUT_MS and ST's memory of
  * late daemons) and returns 0 whatever they answer: the write is done.
  * Otherwise returns RC without reading GENERATION. */
-int wake_after_commit(store *st, int rc, uint64_t generation);
+int store_wake_after_commit(store *st, int rc, uint64_t generation);
 
 /* ---- changes.c -------------------------------------------------------- */
 
 /* Appends a change of NAME to the log (next generation) and trims it. */
-int log_change(const tx *t, rec_state *s, const char *name, size_t len,
-               uint64_t old_version, uint64_t new_version);
+int store_log_change(const tx *t, rec_state *s, const char *name, size_t len,
+                     uint64_t old_version, uint64_t new_version);
 
 #pragma GCC visibility pop
 

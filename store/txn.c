@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int map_err(int rc)
+int store_map_err(int rc)
 {
     if (rc <= STORE_ERR_BASE) /* already ours */
         return rc;
@@ -28,7 +28,7 @@ int map_err(int rc)
     }
 }
 
-uint64_t now_ns(void)
+uint64_t store_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -37,7 +37,7 @@ uint64_t now_ns(void)
 
 /* Learns where LMDB maps the file, from the state record's page, after
  * the environment is opened or remapped (no transaction of ours open). */
-void map_base_find(struct shared_env *se)
+void store_map_base_find(struct shared_env *se)
 {
     static const char key[] = "state";
     MDB_txn *txn;
@@ -47,13 +47,13 @@ void map_base_find(struct shared_env *se)
     if (mdb_txn_begin(se->env, NULL, MDB_RDONLY, &txn))
         return;
     if (!mdb_get(txn, se->dbi[DB_META], &k, &v) && !mdb_env_info(se->env, &info)) {
-        se->base = verify_map_base(v.mv_data, se->psize);
+        se->base = store_verify_map_base(v.mv_data, se->psize);
         se->mapsize = info.me_mapsize;
     }
     mdb_txn_abort(txn);
 }
 
-int tx_begin(store *st, int write, tx *t)
+int store_tx_begin(store *st, int write, tx *t)
 {
     struct shared_env *se = st->se;
     int rc;
@@ -73,17 +73,17 @@ int tx_begin(store *st, int write, tx *t)
         pthread_rwlock_unlock(&se->resize);
         pthread_rwlock_wrlock(&se->resize);
         mdb_env_set_mapsize(se->env, 0);
-        map_base_find(se);
+        store_map_base_find(se);
         pthread_rwlock_unlock(&se->resize);
     }
     if (rc) {
         pthread_rwlock_unlock(&se->resize);
-        return map_err(rc);
+        return store_map_err(rc);
     }
     return 0;
 }
 
-void tx_abort(tx *t)
+void store_tx_abort(tx *t)
 {
     mdb_txn_abort(t->txn);
     pthread_rwlock_unlock(&t->se->resize);
@@ -105,63 +105,63 @@ static int tx_commit(tx *t)
 {
     int rc = mdb_txn_commit(t->txn);
     pthread_rwlock_unlock(&t->se->resize);
-    return map_err(full_disk_errno(t->se->env, rc));
+    return store_map_err(full_disk_errno(t->se->env, rc));
 }
 
 /* Ends T: commits when RC is 0, aborts otherwise. Returns the final code. */
-int tx_end(tx *t, int rc)
+int store_tx_end(tx *t, int rc)
 {
     if (rc) {
-        tx_abort(t);
+        store_tx_abort(t);
         return rc;
     }
     return tx_commit(t);
 }
 
-MDB_dbi db(const tx *t, int which)
+MDB_dbi store_db(const tx *t, int which)
 {
     return t->se->dbi[which];
 }
 
-int db_get(const tx *t, int which, const void *k, size_t klen, MDB_val *v)
+int store_db_get(const tx *t, int which, const void *k, size_t klen, MDB_val *v)
 {
     MDB_val key = {klen, (void *)k};
-    int rc = mdb_get(t->txn, db(t, which), &key, v);
-    return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : map_err(rc);
+    int rc = mdb_get(t->txn, store_db(t, which), &key, v);
+    return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : store_map_err(rc);
 }
 
-int db_put(const tx *t, int which, const void *k, size_t klen,
+int store_db_put(const tx *t, int which, const void *k, size_t klen,
                   const void *v, size_t vlen, unsigned flags)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return map_err(mdb_put(t->txn, db(t, which), &key, &val, flags));
+    return store_map_err(mdb_put(t->txn, store_db(t, which), &key, &val, flags));
 }
 
-int db_del(const tx *t, int which, const void *k, size_t klen)
+int store_db_del(const tx *t, int which, const void *k, size_t klen)
 {
     MDB_val key = {klen, (void *)k};
-    int rc = mdb_del(t->txn, db(t, which), &key, NULL);
-    return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : map_err(rc);
+    int rc = mdb_del(t->txn, store_db(t, which), &key, NULL);
+    return rc == MDB_NOTFOUND ? STORE_ENOTFOUND : store_map_err(rc);
 }
 
 /* ---- state ------------------------------------------------------------- */
 
-int state_load(const tx *t, rec_state *s)
+int store_state_load(const tx *t, rec_state *s)
 {
     MDB_val v;
-    int rc = db_get(t, DB_META, "state", 5, &v);
+    int rc = store_db_get(t, DB_META, "state", 5, &v);
     if (rc == STORE_ENOTFOUND)
         return STORE_ENOSTORE;
-    if (rc || (rc = rec_state_decode(v.mv_data, v.mv_size, s)))
+    if (rc || (rc = store_rec_state_decode(v.mv_data, v.mv_size, s)))
         return rc;
     /* The codec record: missing in a store made before compression. */
-    rc = db_get(t, DB_META, "codec", 5, &v);
+    rc = store_db_get(t, DB_META, "codec", 5, &v);
     if (rc == STORE_ENOTFOUND) {
         if (s->format != REC_FORMAT)
             return STORE_ECORRUPT;
         s->compression = STORE_COMPRESS_ZSTD;
         rc = 0;
-    } else if (rc || (rc = rec_codec_decode(v.mv_data, v.mv_size, s))) {
+    } else if (rc || (rc = store_rec_codec_decode(v.mv_data, v.mv_size, s))) {
         return rc;
     }
     /* Format 1 holds raw values only, maybe written by code that keeps no
@@ -171,32 +171,32 @@ int state_load(const tx *t, rec_state *s)
     return 0;
 }
 
-int state_read(store *st, rec_state *s)
+int store_state_read(store *st, rec_state *s)
 {
     tx t;
-    int rc = tx_begin(st, 0, &t);
+    int rc = store_tx_begin(st, 0, &t);
     if (rc)
         return rc;
-    rc = state_load(&t, s);
-    tx_abort(&t);
+    rc = store_state_load(&t, s);
+    store_tx_abort(&t);
     return rc;
 }
 
-int state_save(const tx *t, const rec_state *s)
+int store_state_save(const tx *t, const rec_state *s)
 {
     unsigned char buf[REC_STATE_LEN], codec[REC_CODEC_LEN];
     int rc;
-    rec_state_encode(s, buf);
-    rec_codec_encode(s, codec);
-    if ((rc = db_put(t, DB_META, "state", 5, buf, sizeof buf, 0)))
+    store_rec_state_encode(s, buf);
+    store_rec_codec_encode(s, codec);
+    if ((rc = store_db_put(t, DB_META, "state", 5, buf, sizeof buf, 0)))
         return rc;
-    return db_put(t, DB_META, "codec", 5, codec, sizeof codec, 0);
+    return store_db_put(t, DB_META, "codec", 5, codec, sizeof codec, 0);
 }
 
 /* ---- names ------------------------------------------------------------- */
 
 /* Builds ns \0 key into OUT (NAME_BUF bytes) after checking both parts. */
-int name_make(const char *ns, const char *key, char *out, size_t *len)
+int store_name_make(const char *ns, const char *key, char *out, size_t *len)
 {
     size_t nslen, keylen;
     int rc;
@@ -218,16 +218,16 @@ int name_make(const char *ns, const char *key, char *out, size_t *len)
 
 /* ---- live entries and data keys ----------------------------------------- */
 
-int entry_load(const tx *t, const char *name, size_t len, store_entry *e)
+int store_entry_load(const tx *t, const char *name, size_t len, store_entry *e)
 {
     MDB_val v;
-    int rc = db_get(t, DB_LIVE, name, len, &v);
-    return rc ? rc : rec_entry_decode(v.mv_data, v.mv_size, e);
+    int rc = store_db_get(t, DB_LIVE, name, len, &v);
+    return rc ? rc : store_rec_entry_decode(v.mv_data, v.mv_size, e);
 }
 
 
-void data_key(unsigned char *k, uint64_t version, uint32_t idx)
+void store_data_key(unsigned char *k, uint64_t version, uint32_t idx)
 {
-    rec_be64(k, version);
-    rec_be32(k + 8, idx);
+    store_rec_be64(k, version);
+    store_rec_be32(k + 8, idx);
 }

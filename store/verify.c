@@ -377,8 +377,8 @@ static int walk_pinned(vctx *v, int fd, const unsigned char *meta)
     return rc;
 }
 
-int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
-               char *why, size_t whylen)
+int store_verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
+                     char *why, size_t whylen)
 {
     vctx v = {.names = names, .nnames = nnames, .why = why, .whylen = whylen,
               .maxlevel = full ? MAX_DEPTH : 1};
@@ -419,7 +419,7 @@ static uint64_t meta_psize(int fd, off_t off)
     return ps < MIN_PSIZE || ps > MAX_PSIZE || (ps & (ps - 1)) ? 1 : ps;
 }
 
-int verify_header(const char *datafile)
+int store_verify_header(const char *datafile)
 {
     int fd = open(datafile, O_RDONLY | O_CLOEXEC), rc = 0;
     uint64_t first, second;
@@ -434,7 +434,7 @@ int verify_header(const char *datafile)
     return rc;
 }
 
-const void *verify_map_base(const void *inpage, size_t psize)
+const void *store_verify_map_base(const void *inpage, size_t psize)
 {
     const unsigned char *page;
     if (!inpage || psize != (size_t)sysconf(_SC_PAGESIZE))
@@ -443,8 +443,8 @@ const void *verify_map_base(const void *inpage, size_t psize)
     return page - u64(page) * psize;
 }
 
-int verify_value_page(const void *data, size_t size, const void *base, size_t mapsize,
-                      size_t psize)
+int store_verify_value_page(const void *data, size_t size, const void *base, size_t mapsize,
+                            size_t psize)
 {
     uintptr_t at = (uintptr_t)data - (uintptr_t)base;
     const unsigned char *hdr = (const unsigned char *)data - PG_HDR;

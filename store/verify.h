@@ -7,7 +7,7 @@
  * the process dies. The store's own CRC-32C protects values, not the
  * B-trees that lead to them.
  *
- * verify_env() walks one snapshot of the environment the way LMDB would
+ * store_verify_env() walks one snapshot of the environment the way LMDB would
  * and refuses it as STORE_ECORRUPT at the first thing LMDB could not
  * survive. It reads only branch and leaf pages (plus free-list records
  * stored on overflow pages), never the pages holding values, so its cost
@@ -62,8 +62,8 @@
  * STORE_ECORRUPT, or an errno (ENOMEM, or from mmap/fstat). When WHY is not
  * NULL, a refusal also writes a one-line reason there (page number and what
  * is wrong), for tests and tools. */
-int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
-               char *why, size_t whylen);
+int store_verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full,
+                     char *why, size_t whylen);
 
 /* Checks the two meta pages of DATAFILE (a data.mdb) before LMDB opens it:
  * mdb_env_open() trusts the page size they name, and divides by it (a zero
@@ -71,21 +71,21 @@ int verify_env(MDB_env *env, const char *const *names, unsigned nnames, int full
  * and version right, as LMDB checks), each must name the same power of two
  * from 512 to 64 KiB. Returns 0 (also when the file is missing, short or
  * not LMDB's: mdb_env_open() says so) or STORE_ECORRUPT. */
-int verify_header(const char *datafile);
+int store_verify_header(const char *datafile);
 
 /* The address LMDB maps data.mdb at, worked out from INPAGE, a pointer into
  * a clean page of its map (one a read transaction returned), whose own page
  * number says where it lies. NULL when it cannot be known (pages of another
  * size than the system's are not aligned to theirs). */
-const void *verify_map_base(const void *inpage, size_t psize);
+const void *store_verify_map_base(const void *inpage, size_t psize);
 
 /* Checks the header of the overflow page holding a value (DATA, SIZE bytes,
  * as LMDB returned it) before LMDB frees it: LMDB trusts that header's page
  * number, count and flags, and a damaged one frees live pages. BASE and
- * MAPSIZE describe LMDB's map (verify_map_base()); a value that is not on
+ * MAPSIZE describe LMDB's map (store_verify_map_base()); a value that is not on
  * a page of the map (a small one, inside its leaf; one written by this
  * transaction), or a NULL BASE, is not checked. Returns 0 or STORE_ECORRUPT. */
-int verify_value_page(const void *data, size_t size, const void *base, size_t mapsize,
-                      size_t psize);
+int store_verify_value_page(const void *data, size_t size, const void *base, size_t mapsize,
+                            size_t psize);
 
 #endif

@@ -43,7 +43,7 @@ struct wake_memory {
     struct wake_late late[WAKE_LATE_MAX];
 };
 
-struct wake_memory *wake_memory_new(void)
+struct wake_memory *store_wake_memory_new(void)
 {
     struct wake_memory *m = calloc(1, sizeof *m);
     if (m)
@@ -157,7 +157,7 @@ static int late_keep(struct wake_memory *m, const char *name, int fd)
     return kept;
 }
 
-void wake_memory_free(struct wake_memory *m)
+void store_wake_memory_free(struct wake_memory *m)
 {
     if (!m)
         return;
@@ -287,8 +287,8 @@ static void wait_all(struct wake_set *w, struct wake_memory *m, uint64_t generat
         }
 }
 
-int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
-             struct wake_memory *m, store_wake_result *res)
+int store_wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
+                   struct wake_memory *m, store_wake_result *res)
 {
     struct wake_set w;
     store_wake_result r;
@@ -322,5 +322,5 @@ int wake_run(const char *dir, uint64_t generation, unsigned timeout_ms,
 int store_wake(const char *dir, uint64_t generation, unsigned timeout_ms,
                store_wake_result *res)
 {
-    return wake_run(dir, generation, timeout_ms, NULL, res);
+    return store_wake_run(dir, generation, timeout_ms, NULL, res);
 }

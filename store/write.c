@@ -18,11 +18,11 @@ static int chunks_write(const tx *t, uint64_t version, uint64_t chunk,
         size_t n = len - off < chunk ? len - off : (size_t)chunk;
         MDB_val key = {12, k}, val = {n + REC_CHUNK_HDR, NULL};
         int rc;
-        data_key(k, version, idx);
-        rc = mdb_put(t->txn, db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
+        store_data_key(k, version, idx);
+        rc = mdb_put(t->txn, store_db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
         if (rc)
-            return map_err(rc);
-        rec_le32(val.mv_data, rec_crc32c(data + off, n));
+            return store_map_err(rc);
+        store_rec_le32(val.mv_data, store_rec_crc32c(data + off, n));
         memcpy((unsigned char *)val.mv_data + REC_CHUNK_HDR, data + off, n);
     }
     return 0;
@@ -37,11 +37,11 @@ static int rows_write(const tx *t, uint64_t version, const frame_packed *p)
         const unsigned char *row = p->rows + j * FRAME_ROW_MAX;
         MDB_val key = {12, k}, val = {p->row_len[j] + REC_CHUNK_HDR, NULL};
         int rc;
-        data_key(k, version, FRAME_ROW_BASE + (uint32_t)j);
-        rc = mdb_put(t->txn, db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
+        store_data_key(k, version, FRAME_ROW_BASE + (uint32_t)j);
+        rc = mdb_put(t->txn, store_db(t, DB_DATA), &key, &val, MDB_APPEND | MDB_RESERVE);
         if (rc)
-            return map_err(rc);
-        rec_le32(val.mv_data, rec_crc32c(row, p->row_len[j]));
+            return store_map_err(rc);
+        store_rec_le32(val.mv_data, store_rec_crc32c(row, p->row_len[j]));
         memcpy((unsigned char *)val.mv_data + REC_CHUNK_HDR, row, p->row_len[j]);
     }
     return 0;
@@ -70,11 +70,11 @@ static int put_clear_old(const tx *t, rec_state *s, const char *name,
                          size_t len, uint64_t *old)
 {
     store_entry e;
-    int rc = entry_load(t, name, len, &e);
+    int rc = store_entry_load(t, name, len, &e);
     *old = 0;
     if (rc == STORE_ENOTFOUND)
-        return tomb_clear(t, s, name, len);
-    if (rc || (rc = entry_drop(t, s, name, len, &e)))
+        return store_tomb_clear(t, s, name, len);
+    if (rc || (rc = store_entry_drop(t, s, name, len, &e)))
         return rc;
     *old = e.version;
     return 0;
@@ -85,7 +85,7 @@ static int put_fill_entry(store_entry *e, const store_meta *meta, size_t len)
     memset(e, 0, sizeof *e);
     e->size = len;
     e->original_size = len;
-    e->created_ns = now_ns();
+    e->created_ns = store_now_ns();
     if (!meta)
         return 0;
     if (meta->tool) {
@@ -115,37 +115,37 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
     rec_state s;
     tx t;
     int rc, pending;
-    if ((rc = tx_begin(st, 1, &t)))
+    if ((rc = store_tx_begin(st, 1, &t)))
         return rc;
-    if ((rc = state_load(&t, &s)))
+    if ((rc = store_state_load(&t, &s)))
         goto out;
     if (len > s.max_result) {
         rc = STORE_ETOOBIG;
         goto out;
     }
-    if ((pending = tier_remote_is_set(&t)) < 0) {
+    if ((pending = store_remote_is_set(&t)) < 0) {
         rc = pending;
         goto out;
     }
     if ((rc = put_clear_old(&t, &s, name, nlen, &old))
-        || (rc = evict_until(&t, &s, stored, NULL)))
+        || (rc = store_evict_until(&t, &s, stored, NULL)))
         goto out;
     e.version = s.next_version++;
-    rec_be64(vk, e.version);
-    rlen = rec_entry_encode(&e, rec);
+    store_rec_be64(vk, e.version);
+    rlen = store_rec_entry_encode(&e, rec);
     if ((rc = value_write(&t, &s, e.version, pk, data, len))
-        || (rc = db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
-        || (rc = db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
-        || (rc = log_change(&t, &s, name, nlen, old, e.version))
-        || (pending && (rc = pend_set(&t, e.version, name, nlen)))
-        || (pending && (rc = ptomb_drop_name(&t, name, nlen))))
+        || (rc = store_db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
+        || (rc = store_db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
+        || (rc = store_log_change(&t, &s, name, nlen, old, e.version))
+        || (pending && (rc = store_pending_set(&t, e.version, name, nlen)))
+        || (pending && (rc = store_tomb_pending_drop_name(&t, name, nlen))))
         goto out;
     s.live_bytes += len;
     s.stored += stored;
     s.live_entries++;
-    rc = state_save(&t, &s);
+    rc = store_state_save(&t, &s);
 out:
-    rc = wake_after_commit(st, tx_end(&t, rc), s.gen);
+    rc = store_wake_after_commit(st, store_tx_end(&t, rc), s.gen);
     if (!rc && out)
         *out = e;
     return rc;
@@ -163,7 +163,7 @@ static int put_pack(store *st, const void *data, size_t len, frame_packed *pk)
         return 0;
     if ((rc = store_compression_get(st, &how)) || how != STORE_COMPRESS_ZSTD)
         return rc;
-    rc = frame_pack(data, len, pk);
+    rc = store_frame_pack(data, len, pk);
     return rc == 1 ? 0 : rc;
 }
 
@@ -175,7 +175,7 @@ int store_put(store *st, const char *ns, const char *key, const void *data,
     store_entry e;
     frame_packed pk = {0};
     int rc, dead = 0;
-    if ((rc = name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len))
+    if ((rc = store_name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len))
         || (rc = put_pack(st, data, len, &pk)))
         return rc;
     rc = put_once(st, name, nlen, data, len, &pk, &e, out);
@@ -183,7 +183,7 @@ int store_put(store *st, const char *ns, const char *key, const void *data,
      * cleared; clear dead slots and try once more before saying "full". */
     if ((rc == STORE_EFULL || rc == ENOSPC) && !mdb_reader_check(st->se->env, &dead) && dead)
         rc = put_once(st, name, nlen, data, len, &pk, &e, out);
-    frame_packed_free(&pk);
+    store_frame_packed_free(&pk);
     return rc;
 }
 
@@ -195,25 +195,26 @@ int store_remove(store *st, const char *ns, const char *key)
     rec_state s;
     tx t;
     int rc;
-    if ((rc = name_make(ns, key, name, &nlen)))
+    if ((rc = store_name_make(ns, key, name, &nlen)))
         return rc;
-    if ((rc = tx_begin(st, 1, &t)))
+    if ((rc = store_tx_begin(st, 1, &t)))
         return rc;
-    if ((rc = state_load(&t, &s)))
-        return tx_end(&t, rc);
-    rc = entry_load(&t, name, nlen, &e);
+    if ((rc = store_state_load(&t, &s)))
+        return store_tx_end(&t, rc);
+    rc = store_entry_load(&t, name, nlen, &e);
     if (rc == STORE_ENOTFOUND) {
         MDB_val v;
-        rc = db_get(&t, DB_TOMB, name, nlen, &v) == 0 ? STORE_EEVICTED : STORE_ENOTFOUND;
-        return tx_end(&t, rc);
+        rc = store_db_get(&t, DB_TOMB, name, nlen, &v) == 0 ? STORE_EEVICTED : STORE_ENOTFOUND;
+        return store_tx_end(&t, rc);
     }
-    if (rc || (rc = entry_drop(&t, &s, name, nlen, &e))
-        || (rc = tomb_add(&t, &s, name, nlen, e.version, STORE_REASON_REMOVED))
-        || (rc = log_change(&t, &s, name, nlen, e.version, 0)))
-        return tx_end(&t, rc);
+    if (rc || (rc = store_entry_drop(&t, &s, name, nlen, &e))
+        || (rc = store_tomb_add(&t, &s, name, nlen, e.version, STORE_REASON_REMOVED))
+        || (rc = store_log_change(&t, &s, name, nlen, e.version, 0)))
+        return store_tx_end(&t, rc);
     /* On a store with a remote the tombstone is pending until written */
-    if ((rc = tier_remote_is_set(&t)) < 0 || (rc && (rc = ptomb_set(&t, e.version, name, nlen))))
-        return tx_end(&t, rc);
+    if ((rc = store_remote_is_set(&t)) < 0 ||
+        (rc && (rc = store_tomb_pending_set(&t, e.version, name, nlen))))
+        return store_tx_end(&t, rc);
     s.removals++;
-    return wake_after_commit(st, tx_end(&t, state_save(&t, &s)), s.gen);
+    return store_wake_after_commit(st, store_tx_end(&t, store_state_save(&t, &s)), s.gen);
 }

@@ -10,21 +10,21 @@
 
 #define ZPOOL_OUT_KEEP (1u << 20) /* larger output buffers are not kept */
 
-struct zscratch *zpool_get(struct shared_env *se)
+struct zscratch *store_zpool_get(struct shared_env *se)
 {
     struct zscratch *z;
     pthread_mutex_lock(&se->zlock);
     if ((z = se->zfree))
         se->zfree = z->next;
     pthread_mutex_unlock(&se->zlock);
-    if (!z && (z = calloc(1, sizeof *z)) && !(z->dctx = frame_dctx_new())) {
+    if (!z && (z = calloc(1, sizeof *z)) && !(z->dctx = store_frame_dctx_new())) {
         free(z);
         z = NULL;
     }
     return z;
 }
 
-void zpool_put(struct shared_env *se, struct zscratch *z)
+void store_zpool_put(struct shared_env *se, struct zscratch *z)
 {
     if (!z)
         return;
@@ -39,12 +39,12 @@ void zpool_put(struct shared_env *se, struct zscratch *z)
     pthread_mutex_unlock(&se->zlock);
 }
 
-void zpool_free(struct shared_env *se)
+void store_zpool_free(struct shared_env *se)
 {
     while (se->zfree) {
         struct zscratch *z = se->zfree;
         se->zfree = z->next;
-        frame_dctx_free(z->dctx);
+        store_frame_dctx_free(z->dctx);
         free(z->frame);
         free(z->out);
         free(z);
@@ -65,12 +65,12 @@ static int grow(unsigned char **buf, size_t *cap, size_t need)
     return 0;
 }
 
-int zscratch_frame(struct zscratch *z, size_t need)
+int store_zscratch_frame(struct zscratch *z, size_t need)
 {
     return grow(&z->frame, &z->frame_cap, need);
 }
 
-int zscratch_out(struct zscratch *z, size_t need)
+int store_zscratch_out(struct zscratch *z, size_t need)
 {
     return grow(&z->out, &z->out_cap, need);
 }

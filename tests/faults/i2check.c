@@ -115,14 +115,14 @@ static int check(uint64_t *txnid)
     *txnid = t;
     k.mv_size = 5;
     k.mv_data = "state";
-    if ((rc = mdb_get(txn, dbi[DB_META], &k, &v)) || rec_state_decode(v.mv_data, v.mv_size, &s)) {
+    if ((rc = mdb_get(txn, dbi[DB_META], &k, &v)) || store_rec_state_decode(v.mv_data, v.mv_size, &s)) {
         bad(t, "state record missing or undecodable (%s)", rc ? mdb_strerror(rc) : "decode");
         mdb_txn_abort(txn);
         return 0;
     }
     k.mv_data = "codec";
     s.stored = s.live_bytes;
-    if (!mdb_get(txn, dbi[DB_META], &k, &v) && rec_codec_decode(v.mv_data, v.mv_size, &s))
+    if (!mdb_get(txn, dbi[DB_META], &k, &v) && store_rec_codec_decode(v.mv_data, v.mv_size, &s))
         bad(t, "codec record undecodable");
     if (s.format == REC_FORMAT)
         s.stored = s.live_bytes;
@@ -139,8 +139,8 @@ static int check(uint64_t *txnid)
             if (!lv)
                 abort();
         }
-        if (rec_name_split(k.mv_data, k.mv_size, &ns, &nsl, &key, &kl)
-            || rec_entry_decode(v.mv_data, v.mv_size, &e)) {
+        if (store_rec_name_split(k.mv_data, k.mv_size, &ns, &nsl, &key, &kl)
+            || store_rec_entry_decode(v.mv_data, v.mv_size, &e)) {
             bad(t, "live row %zu undecodable", n);
             continue;
         }
@@ -176,7 +176,7 @@ static int check(uint64_t *txnid)
     /* ver: exactly the live versions, each naming its key */
     mdb_cursor_open(txn, dbi[DB_VER], &c);
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        uint64_t ver = k.mv_size == 8 ? rec_get_be64(k.mv_data) : 0;
+        uint64_t ver = k.mv_size == 8 ? store_rec_get_be64(k.mv_data) : 0;
         struct live *l = find(lv, n, ver);
         if (!l)
             bad(t, "orphan ver row %" PRIu64, ver);
@@ -201,8 +201,8 @@ static int check(uint64_t *txnid)
             bad(t, "data key of %zu bytes", k.mv_size);
             continue;
         }
-        ver = rec_get_be64(k.mv_data);
-        idx = rec_get_be32((unsigned char *)k.mv_data + 8);
+        ver = store_rec_get_be64(k.mv_data);
+        idx = store_rec_get_be32((unsigned char *)k.mv_data + 8);
         if (!(l = find(lv, n, ver))) {
             bad(t, "orphan chunk %" PRIu64 "/%" PRIu32, ver, idx);
             continue;
@@ -215,18 +215,18 @@ static int check(uint64_t *txnid)
         if (idx >= ROW_BASE) { /* a frame table row: its original size and stream length */
             const unsigned char *r = (const unsigned char *)v.mv_data + REC_CHUNK_HDR;
             if (idx != ROW_BASE + l->next_row++ || v.mv_size < REC_CHUNK_HDR + 40
-                || rec_get_le64(r + 16) != l->size
-                || (l->stream_len && rec_get_le64(r + 24) != l->stream_len))
+                || store_rec_get_le64(r + 16) != l->size
+                || (l->stream_len && store_rec_get_le64(r + 24) != l->stream_len))
                 bad(t, "frame table row %" PRIu64 "/%" PRIu32 " out of sequence or disagrees",
                     ver, idx);
-            l->stream_len = rec_get_le64(r + 24);
+            l->stream_len = store_rec_get_le64(r + 24);
         } else if (idx != l->next_idx++ || l->next_row) {
             bad(t, "chunk %" PRIu64 "/%" PRIu32 " out of sequence", ver, idx);
         } else {
             l->seen_bytes += v.mv_size - REC_CHUNK_HDR;
         }
-        if (check_crc && rec_crc32c((unsigned char *)v.mv_data + REC_CHUNK_HDR,
-                                    v.mv_size - REC_CHUNK_HDR) != rec_get_le32(v.mv_data))
+        if (check_crc && store_rec_crc32c((unsigned char *)v.mv_data + REC_CHUNK_HDR,
+                                          v.mv_size - REC_CHUNK_HDR) != store_rec_get_le32(v.mv_data))
             bad(t, "chunk %" PRIu64 "/%" PRIu32 " fails its CRC", ver, idx);
     }
     mdb_cursor_close(c);
@@ -245,7 +245,7 @@ static int check(uint64_t *txnid)
         MDB_val lk = k, lv2, qk, qv;
         unsigned char seq[8];
         ntombs++;
-        if (rec_tomb_decode(v.mv_data, v.mv_size, &tb)) {
+        if (store_rec_tomb_decode(v.mv_data, v.mv_size, &tb)) {
             bad(t, "tombstone undecodable");
             continue;
         }
@@ -256,7 +256,7 @@ static int check(uint64_t *txnid)
             bad(t, "tombstone of version %" PRIu64 " which is live", tb.version);
         if (mdb_get(txn, dbi[DB_LIVE], &lk, &lv2) == 0)
             bad(t, "a name is both live and a tombstone");
-        rec_be64(seq, tb.seq);
+        store_rec_be64(seq, tb.seq);
         qk.mv_size = 8;
         qk.mv_data = seq;
         if (mdb_get(txn, dbi[DB_TOMBQ], &qk, &qv) || qv.mv_size != k.mv_size

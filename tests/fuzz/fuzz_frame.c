@@ -22,37 +22,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void round_trip(const uint8_t *p, size_t len)
 {
     frame_packed pk;
-    void *dctx = frame_dctx_new();
+    void *dctx = store_frame_dctx_new();
     unsigned char *back = malloc(len + 1), row[4 + FRAME_ROW_MAX];
     if (!dctx || !back)
         abort();
-    if (frame_pack(p, len, &pk) == 0) {
+    if (store_frame_pack(p, len, &pk) == 0) {
         for (size_t j = 0; j < pk.nrows; j++) {
             frame_row r;
-            rec_le32(row, rec_crc32c(pk.rows + j * FRAME_ROW_MAX, pk.row_len[j]));
+            store_rec_le32(row, store_rec_crc32c(pk.rows + j * FRAME_ROW_MAX, pk.row_len[j]));
             memcpy(row + 4, pk.rows + j * FRAME_ROW_MAX, pk.row_len[j]);
-            if (frame_row_decode(row, 4 + pk.row_len[j], (uint32_t)j, &r))
+            if (store_frame_row_decode(row, 4 + pk.row_len[j], (uint32_t)j, &r))
                 __builtin_trap();
             for (uint32_t i = r.first; i < r.first + r.count; i++) {
                 uint64_t off;
                 uint32_t slen, olen;
                 int raw;
-                frame_locate(&r, i, &off, &slen, &raw, &olen);
+                store_frame_locate(&r, i, &off, &slen, &raw, &olen);
                 if (off + slen > pk.stream_len)
                     __builtin_trap();
                 unsigned char *dst = back + (size_t)i * FRAME_SIZE;
                 if (raw)
                     memcpy(dst, pk.stream + off, slen);
-                else if (frame_decode(dctx, pk.stream + off, slen, dst, olen))
+                else if (store_frame_decode(dctx, pk.stream + off, slen, dst, olen))
                     __builtin_trap();
             }
         }
         if (memcmp(back, p, len))
             __builtin_trap();
-        frame_packed_free(&pk);
+        store_frame_packed_free(&pk);
     }
     free(back);
-    frame_dctx_free(dctx);
+    store_frame_dctx_free(dctx);
 }
 
 static void table_row(const uint8_t *p, size_t len)
@@ -61,16 +61,16 @@ static void table_row(const uint8_t *p, size_t len)
     frame_row r;
     if (!row)
         abort();
-    rec_le32(row, rec_crc32c(p, len));
+    store_rec_le32(row, store_rec_crc32c(p, len));
     memcpy(row + 4, p, len);
     for (uint32_t j = 0; j < 4; j++) {
-        if (frame_row_decode(row, len + 4, j, &r))
+        if (store_frame_row_decode(row, len + 4, j, &r))
             continue;
         for (uint32_t i = r.first; i < r.first + r.count; i++) {
             uint64_t off;
             uint32_t slen, olen;
             int raw;
-            frame_locate(&r, i, &off, &slen, &raw, &olen);
+            store_frame_locate(&r, i, &off, &slen, &raw, &olen);
             if (off + slen > r.stream_len || olen == 0 || olen > r.frame_size)
                 __builtin_trap();
         }
@@ -80,24 +80,24 @@ static void table_row(const uint8_t *p, size_t len)
 
 static void one_frame(const uint8_t *p, size_t len)
 {
-    void *dctx = frame_dctx_new();
+    void *dctx = store_frame_dctx_new();
     size_t dlen;
     unsigned char *dst;
     if (!dctx)
         abort();
     if (len < 2) {
-        frame_dctx_free(dctx);
+        store_frame_dctx_free(dctx);
         return;
     }
     dlen = (size_t)p[0] << 8 | p[1];
     dst = malloc(dlen + 1); /* ASan catches a write past DLEN */
     if (!dst)
         abort();
-    int rc = frame_decode(dctx, p + 2, len - 2, dst, dlen);
+    int rc = store_frame_decode(dctx, p + 2, len - 2, dst, dlen);
     if (rc != 0 && rc != STORE_ECORRUPT)
         __builtin_trap();
     free(dst);
-    frame_dctx_free(dctx);
+    store_frame_dctx_free(dctx);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -23,28 +23,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     switch (data[0] % 6) {
     case 0:
-        if (rec_state_decode(p, len, &s) == 0 && s.max_result > s.max_total)
+        if (store_rec_state_decode(p, len, &s) == 0 && s.max_result > s.max_total)
             __builtin_trap();
         break;
     case 1:
-        if (rec_entry_decode(p, len, &e) == 0) {
+        if (store_rec_entry_decode(p, len, &e) == 0) {
             unsigned char buf[REC_ENTRY_FIXED + STORE_TOOL_MAX];
-            size_t l = rec_entry_encode(&e, buf);
+            size_t l = store_rec_entry_encode(&e, buf);
             if (l != len || memcmp(buf, p, l)) /* decode is exact: re-encoding gives the input */
                 __builtin_trap();
         }
         break;
     case 2:
-        rec_tomb_decode(p, len, &t);
+        store_rec_tomb_decode(p, len, &t);
         break;
     case 3:
-        if (rec_change_decode(p, len, &o, &n, &name, &nl) == 0
-            && rec_name_split(name, nl, &ns, &nsl, &key, &kl) == 0
+        if (store_rec_change_decode(p, len, &o, &n, &name, &nl) == 0
+            && store_rec_name_split(name, nl, &ns, &nsl, &key, &kl) == 0
             && (nsl + kl + 1 != nl || memchr(key, 0, kl)))
             __builtin_trap();
         break;
     case 4:
-        if (rec_name_split((const char *)p, len, &ns, &nsl, &key, &kl) == 0
+        if (store_rec_name_split((const char *)p, len, &ns, &nsl, &key, &kl) == 0
             && (nsl == 0 || kl == 0 || nsl > STORE_NAME_MAX || kl > STORE_NAME_MAX))
             __builtin_trap();
         break;

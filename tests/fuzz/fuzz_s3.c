@@ -3,7 +3,7 @@
  *
  * The first byte of an input picks the reader, the rest is the answer:
  *   0  header lines (one per line) into a remote_info: any ETag kept is
- *      usable in an If-Match (etag_ok), a number is a number
+ *      usable in an If-Match (remote_etag_ok), a number is a number
  *   1  a Content-Range checked against a range asked (from and to: the
  *      next 16 bytes): accepted means it is exactly that range, cut at the
  *      object's end
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
     } while (0)
 
 /* 1 when S holds no C0 control, no DEL and is well-formed UTF-8 without C1
- * controls: what text_escape() promises. */
+ * controls: what remote_text_escape() promises. */
 static int clean(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -71,16 +71,16 @@ static void headers(const char *s, size_t n)
     for (const char *line = s; line < s + n;) {
         const char *nl = memchr(line, '\n', (size_t)(s + n - line));
         size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
-        hdr_info(&in, line, len, &oom);
-        char *v = hdr_value(line, len, "content-range");
+        remote_hdr_info(&in, line, len, &oom);
+        char *v = remote_hdr_value(line, len, "content-range");
         if (v) {
             crange cr;
-            (void)crange_parse(v, &cr);
+            (void)remote_crange_parse(v, &cr);
             free(v);
         }
         line += len ? len : 1;
     }
-    CHECK(!in.etag || etag_ok(in.etag));
+    CHECK(!in.etag || remote_etag_ok(in.etag));
     CHECK(!in.etag || strlen(in.etag) <= REMOTE_ETAG_MAX);
     remote_info_clear(&in);
 }
@@ -99,7 +99,7 @@ static void content_range(const uint8_t *d, size_t n)
         to = from + to % (1u << 20);
     if (!(v = strndup((const char *)d + 16, n - 16)))
         return;
-    if (crange_check(v, from, to, &cr, why, sizeof why) == 0) {
+    if (remote_crange_check(v, from, to, &cr, why, sizeof why) == 0) {
         CHECK(cr.known && cr.first == from && cr.last >= cr.first && cr.last < cr.total);
         CHECK(cr.last == (to < cr.total - 1 ? to : cr.total - 1));
     } else {
@@ -121,7 +121,7 @@ static void listing(const char *s, size_t n)
 {
     char *token = NULL, why[160] = "";
     unsigned names = 0;
-    int rc = list_page_parse(s, n, "pfx/default/", 4, one_name, &names, &token, why, sizeof why);
+    int rc = remote_list_page_parse(s, n, "pfx/default/", 4, one_name, &names, &token, why, sizeof why);
     CHECK(rc == 0 || rc == REMOTE_EPROTO || rc == ENOMEM);
     CHECK(rc != REMOTE_EPROTO || why[0]);
     CHECK(!token || (rc == 0 && token[0] && strlen(token) <= REMOTE_TOKEN_MAX));
@@ -131,26 +131,26 @@ static void listing(const char *s, size_t n)
 static void error_body(const char *s, size_t n)
 {
     char code[64], out[REMOTE_MSG_MAX];
-    s3_error_code(s, n, code, sizeof code);
-    text_escape(out, sizeof out, code);
+    remote_s3_error_code(s, n, code, sizeof code);
+    remote_text_escape(out, sizeof out, code);
     CHECK(clean(out));
 }
 
 static void escape(const char *s)
 {
     char small[17], big[REMOTE_MSG_MAX];
-    size_t n = text_escape(small, sizeof small, s);
+    size_t n = remote_text_escape(small, sizeof small, s);
     CHECK(n < sizeof small && strlen(small) == n && clean(small));
-    n = text_escape(big, sizeof big, s);
+    n = remote_text_escape(big, sizeof big, s);
     CHECK(n < sizeof big && strlen(big) == n && clean(big));
 }
 
 static void numbers(const char *s, size_t n)
 {
     uint64_t v;
-    (void)http_date_parse(s);
-    (void)iso8601_parse(s);
-    if (dec_parse(s, n, &v) == 0) {
+    (void)remote_http_date_parse(s);
+    (void)remote_iso8601_parse(s);
+    if (remote_dec_parse(s, n, &v) == 0) {
         char back[24];
         snprintf(back, sizeof back, "%llu", (unsigned long long)v);
         CHECK(n >= strlen(back)); /* leading zeros only make it longer */

@@ -19,11 +19,11 @@ static void crange_should_accept_exactly_the_range_asked(void **state)
     crange cr;
     char why[256];
     (void)state;
-    assert_int_equal(crange_check("bytes 131072-393215/600000", 131072, 393215, &cr, why, sizeof why), 0);
+    assert_int_equal(remote_crange_check("bytes 131072-393215/600000", 131072, 393215, &cr, why, sizeof why), 0);
     assert_true(cr.first == 131072 && cr.last == 393215 && cr.total == 600000);
     /* cut at the object's end, asked open-ended or past it */
-    assert_int_equal(crange_check("bytes 599990-599999/600000", 599990, UINT64_MAX, &cr, why, sizeof why), 0);
-    assert_int_equal(crange_check("bytes 599990-599999/600000", 599990, 700000, &cr, why, sizeof why), 0);
+    assert_int_equal(remote_crange_check("bytes 599990-599999/600000", 599990, UINT64_MAX, &cr, why, sizeof why), 0);
+    assert_int_equal(remote_crange_check("bytes 599990-599999/600000", 599990, 700000, &cr, why, sizeof why), 0);
 }
 
 static void crange_should_refuse_another_range(void **state)
@@ -31,15 +31,15 @@ static void crange_should_refuse_another_range(void **state)
     crange cr;
     char why[256];
     (void)state;
-    assert_int_equal(crange_check("bytes 0-262143/600000", 131072, 393215, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check("bytes 0-262143/600000", 131072, 393215, &cr, why, sizeof why), -1);
     assert_string_equal(why, "the server answered Content-Range 'bytes 0-262143/600000' to bytes=131072-393215");
     /* shorter than asked though the object goes on */
-    assert_int_equal(crange_check("bytes 131072-131073/600000", 131072, 393215, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check("bytes 131072-131073/600000", 131072, 393215, &cr, why, sizeof why), -1);
     /* longer than asked */
-    assert_int_equal(crange_check("bytes 0-99/600000", 0, 9, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check("bytes 0-99/600000", 0, 9, &cr, why, sizeof why), -1);
     /* past the length it gives */
-    assert_int_equal(crange_check("bytes 0-9/5", 0, 9, &cr, why, sizeof why), -1);
-    assert_int_equal(crange_check(NULL, 0, 9, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check("bytes 0-9/5", 0, 9, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check(NULL, 0, 9, &cr, why, sizeof why), -1);
     assert_string_equal(why, "a 206 answer to bytes=0-9 without a Content-Range");
 }
 
@@ -48,26 +48,26 @@ static void crange_should_refuse_an_unknown_or_malformed_length(void **state)
     crange cr;
     char why[256];
     (void)state;
-    assert_int_equal(crange_check("bytes 0-10/*", 0, 131071, &cr, why, sizeof why), -1);
+    assert_int_equal(remote_crange_check("bytes 0-10/*", 0, 131071, &cr, why, sizeof why), -1);
     assert_string_equal(why, "Content-Range 'bytes 0-10/*' answering bytes=0-131071 gives no object length");
     static const char *bad[] = {"bytes 0-9/1e3", "bytes -1-9/10", "bytes 0-9/", "bytes 0-9", "0-9/10",
                                 "bytes 0-9/18446744073709551616", "bytes  0-9/10", "bytes 0-9/10 "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_int_equal(crange_check(bad[i], 0, 9, &cr, why, sizeof why), -1);
+        assert_int_equal(remote_crange_check(bad[i], 0, 9, &cr, why, sizeof why), -1);
 }
 
 static void etag_should_be_printable_and_short(void **state)
 {
     char long_tag[200];
     (void)state;
-    assert_true(etag_ok("\"9b2cf535f27731c974343645a3985328\""));
-    assert_true(etag_ok("W/\"x\""));
-    assert_false(etag_ok(""));
-    assert_false(etag_ok("\"a b\""));
-    assert_false(etag_ok("\"a\x1b\""));
+    assert_true(remote_etag_ok("\"9b2cf535f27731c974343645a3985328\""));
+    assert_true(remote_etag_ok("W/\"x\""));
+    assert_false(remote_etag_ok(""));
+    assert_false(remote_etag_ok("\"a b\""));
+    assert_false(remote_etag_ok("\"a\x1b\""));
     memset(long_tag, 'a', sizeof long_tag - 1);
     long_tag[sizeof long_tag - 1] = '\0';
-    assert_false(etag_ok(long_tag));
+    assert_false(remote_etag_ok(long_tag));
 }
 
 static void headers_should_read_numbers_strictly(void **state)
@@ -80,7 +80,7 @@ static void headers_should_read_numbers_strictly(void **state)
     (void)state;
     memset(&in, 0, sizeof in);
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        hdr_info(&in, lines[i], strlen(lines[i]), &oom);
+        remote_hdr_info(&in, lines[i], strlen(lines[i]), &oom);
     assert_int_equal(oom, 0);
     assert_int_equal(in.length, 12);
     assert_null(in.etag); /* unusable in an If-Match: none */
@@ -116,7 +116,7 @@ static void page_should_hand_on_only_keys_under_the_prefix(void **state)
     names l = {0};
     char *token = (char *)1, why[160];
     (void)state;
-    assert_int_equal(list_page_parse(body, strlen(body), "pfx/default/", 4, take, &l, &token, why, sizeof why), 0);
+    assert_int_equal(remote_list_page_parse(body, strlen(body), "pfx/default/", 4, take, &l, &token, why, sizeof why), 0);
     assert_int_equal(l.n, 1);
     assert_string_equal(l.v[0], "default/k1");
     assert_null(token);
@@ -131,12 +131,12 @@ static void page_should_refuse_what_is_not_a_listing(void **state)
     names l = {0};
     char *t, why[160];
     (void)state;
-    assert_int_equal(list_page_parse(err, strlen(err), "", 0, take, &l, &t, why, sizeof why), REMOTE_EPROTO);
+    assert_int_equal(remote_list_page_parse(err, strlen(err), "", 0, take, &l, &t, why, sizeof why), REMOTE_EPROTO);
     assert_string_equal(why, "the answer is not a ListBucketResult");
-    assert_int_equal(list_page_parse(notoken, strlen(notoken), "", 0, take, &l, &t, why, sizeof why),
+    assert_int_equal(remote_list_page_parse(notoken, strlen(notoken), "", 0, take, &l, &t, why, sizeof why),
                      REMOTE_EPROTO);
     assert_null(t);
-    assert_int_equal(list_page_parse(token, strlen(token), "", 0, take, &l, &t, why, sizeof why), 0);
+    assert_int_equal(remote_list_page_parse(token, strlen(token), "", 0, take, &l, &t, why, sizeof why), 0);
     assert_string_equal(t, "t1");
     free(t);
 }
@@ -145,13 +145,13 @@ static void escape_should_leave_no_control_character(void **state)
 {
     char out[128], small[8];
     (void)state;
-    text_escape(out, sizeof out, "\x1b[31mAccessDenied\noffloadfs: forged\\");
+    remote_text_escape(out, sizeof out, "\x1b[31mAccessDenied\noffloadfs: forged\\");
     assert_string_equal(out, "\\x1b[31mAccessDenied\\noffloadfs: forged\\\\");
     /* C1 (CSI as U+009B), a bidi override, invalid bytes; plain UTF-8 kept */
-    text_escape(out, sizeof out, "a\xc2\x9b" "b\xe2\x80\xae" "c\xff\xc3\xa9");
+    remote_text_escape(out, sizeof out, "a\xc2\x9b" "b\xe2\x80\xae" "c\xff\xc3\xa9");
     assert_string_equal(out, "a\\u009bb\\u202ec\\xff\xc3\xa9");
     /* cut between escapes, never inside one */
-    assert_int_equal(text_escape(small, sizeof small, "ab\x1b\x1b"), 6);
+    assert_int_equal(remote_text_escape(small, sizeof small, "ab\x1b\x1b"), 6);
     assert_string_equal(small, "ab\\x1b");
 }
 
@@ -160,9 +160,9 @@ static void s3_error_code_should_be_escaped_when_shown(void **state)
     static const char body[] = "<Error><Code>\x1b[31mX&#10;Y</Code></Error>";
     char code[64], out[128];
     (void)state;
-    s3_error_code(body, strlen(body), code, sizeof code);
+    remote_s3_error_code(body, strlen(body), code, sizeof code);
     assert_string_equal(code, "\x1b[31mX\nY");
-    text_escape(out, sizeof out, code);
+    remote_text_escape(out, sizeof out, code);
     assert_string_equal(out, "\\x1b[31mX\\nY");
 }
 
@@ -170,14 +170,14 @@ static void numbers_should_be_digits_only(void **state)
 {
     uint64_t v;
     (void)state;
-    assert_int_equal(dec_parse("18446744073709551615", 20, &v), 0);
+    assert_int_equal(remote_dec_parse("18446744073709551615", 20, &v), 0);
     assert_true(v == UINT64_MAX);
-    assert_int_equal(dec_parse("18446744073709551616", 20, &v), -1);
-    assert_int_equal(dec_parse("+1", 2, &v), -1);
-    assert_int_equal(dec_parse("", 0, &v), -1);
-    assert_int_equal(http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777);
-    assert_int_equal(http_date_parse("Sun, 06 Nov 1994 08:49:37 UTC"), 0);
-    assert_int_equal(http_date_parse("Sun, 06 Xyz 1994 08:49:37 GMT"), 0);
+    assert_int_equal(remote_dec_parse("18446744073709551616", 20, &v), -1);
+    assert_int_equal(remote_dec_parse("+1", 2, &v), -1);
+    assert_int_equal(remote_dec_parse("", 0, &v), -1);
+    assert_int_equal(remote_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777);
+    assert_int_equal(remote_http_date_parse("Sun, 06 Nov 1994 08:49:37 UTC"), 0);
+    assert_int_equal(remote_http_date_parse("Sun, 06 Xyz 1994 08:49:37 GMT"), 0);
 }
 
 int main(void)

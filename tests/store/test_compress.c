@@ -319,7 +319,7 @@ static void flipped_bit_in_compressed_value_should_be_corrupt_never_wrong(void *
 
 /* A value of more than one table row: reads that start in one row and end
  * in the next, or start at any frame of the second, locate each frame
- * (frame_locate, then frame_next for the frames after it) in the right
+ * (store_frame_locate, then store_frame_next for the frames after it) in the right
  * row. Frames 999 and 1001 are raw, the others compressed. */
 static void reads_across_table_rows_should_be_exact(void **state)
 {

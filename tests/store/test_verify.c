@@ -45,7 +45,7 @@ static int vt_setup(void **state)
     return 0;
 }
 
-/* verify_env on DIR with a raw environment, as store_open does. */
+/* store_verify_env on DIR with a raw environment, as store_open does. */
 static int verify_dir(const char *dir, char *why, size_t len)
 {
     static const char *const names[] = {"meta", "live", "ver", "data", "tomb", "tombq", "log"};
@@ -54,7 +54,7 @@ static int verify_dir(const char *dir, char *why, size_t len)
     assert_int_equal(mdb_env_create(&env), 0);
     mdb_env_set_maxdbs(env, 8);
     assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY, 0600), 0);
-    rc = verify_env(env, names, 7, 1, why, len);
+    rc = store_verify_env(env, names, 7, 1, why, len);
     mdb_env_close(env);
     return rc;
 }

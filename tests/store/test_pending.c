@@ -1,4 +1,4 @@
-/* test_tier.c -- what the store keeps for the remote tier: the remote URL
+/* test_pending.c -- what the store keeps for the remote tier: the remote URL
  * and the pending marks, which eviction passes over. */
 #include "tests/store/fixture.h"
 
