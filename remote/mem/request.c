@@ -228,7 +228,7 @@ static void sleep_ms(uint64_t ms)
         ;
 }
 
-/* The operation's own bounds, as remote/request.c's rq_bounds(). */
+/* The operation's own bounds, as remote/request.c's remote_rq_bounds(). */
 int remote_mem_bounds(remote_mem_rq *q)
 {
     if (!q->stopped && q->stop)
@@ -318,7 +318,7 @@ static int one_attempt(remote_conn *c, remote_mem_rq *q, remote_mem_attempt_fn f
 
 /* Runs Q's attempts: retries a transient failure up to the options'
  * retries with the growing backoff, unless the bounds end it; sets the
- * connection's attempts and message as remote/request.c's rq_run(). */
+ * connection's attempts and message as remote/request.c's remote_rq_run(). */
 int remote_mem_run(remote_conn *c, remote_mem_rq *q, remote_mem_attempt_fn fn, void *ctx)
 {
     const remote_options *o = &c->r->opt;
