@@ -177,8 +177,9 @@ class Threads(unittest.TestCase):
     # then allocate through ASan's allocator. Debian 12's libasan (GCC 12)
     # takes no allocator lock around fork (ASan gained its pthread_atfork
     # handler in LLVM 18), so a child forked while another thread is inside
-    # malloc inherits that lock held and hangs on its first allocation: a
-    # runtime limitation, not the library's. make test runs this case, and
+    # malloc inherits that lock held and hangs on its first allocation (seen
+    # in gdb: a child waiting in SizeClassAllocator64::GetFromAllocator under
+    # Python's hashlib): a runtime limitation, not the library's. make test runs this case, and
     # the C fork tests (tests/store, tests/agentlink test_threads.c) run
     # under ASan, valgrind and ThreadSanitizer.
     @unittest.skipIf("libasan" in os.environ.get("LD_PRELOAD", ""),
