@@ -17,6 +17,7 @@
  *   the lookup (one round trip for small results), the rest pinned to the
  *   lookup's ETag, so a result replaced meanwhile is never a mix of two. */
 #include "agentlink/internal.h"
+#include "common/buf.h"
 #include "tier/tier.h"
 
 #include <errno.h>
@@ -30,8 +31,8 @@
 
 static int sink_buf(void *arg, const void *data, size_t n)
 {
-    al_buf *b = arg;
-    al_buf_add(b, data, n);
+    common_buf *b = arg;
+    common_buf_add(b, data, n);
     return b->failed ? ENOMEM : 0;
 }
 
@@ -110,7 +111,7 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
     al_tier *at = *tp;
     for (int tries = 0;; tries++) {
         remote_info in;
-        al_buf b = {0};
+        common_buf b = {0};
         uint64_t got = 0;
         int r = tier_lookup_first(al_tier_tier(at), al_tier_conn(at), ns, key,
                                   data ? FIRST_BYTES : 0, sink_buf, &b, &got, &in);
@@ -123,9 +124,9 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
             entry_from_info(e, &in);
             remote_info_clear(&in);
             if (data) {
-                al_buf_addc(&b, '\0'); /* the NUL after the bytes; never NULL */
+                common_buf_addc(&b, '\0'); /* the NUL after the bytes; never NULL */
                 if (b.failed) {
-                    al_buf_release(&b);
+                    common_buf_release(&b);
                     return ENOMEM;
                 }
                 *data = b.p;
@@ -134,7 +135,7 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
             return 0;
         }
         remote_info_clear(&in);
-        al_buf_release(&b);
+        common_buf_release(&b);
         if (r == REMOTE_ECHANGED && tries + 1 < CHANGED_TRIES)
             continue;
         if (r == REMOTE_ENOTFOUND)

@@ -10,6 +10,7 @@
  * unchanged, and stderr says why. */
 #include "agentlink/cli/cli.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,7 +91,7 @@ int cmd_mcp_proxy(int argc, char **argv)
     al_policy *pol = NULL;
     al_store *h = NULL;
     mcp_rewriter *rw = NULL;
-    al_settings set = {0};
+    common_settings set = {0};
     char *err = NULL;
     const char *env_max;
     uint64_t max_message = 0;
@@ -152,8 +153,8 @@ int cmd_mcp_proxy(int argc, char **argv)
                 al_strerror(rc));
         return 1;
     }
-    al_settings_resolve(&set, dir, ns, mount, pol); /* failures: al_store_open says */
-    rc = al_store_open(&h, al_settings_store(&set), set.ns, set.mount, pol);
+    common_settings_resolve(&set, dir, ns, mount, al_policy_common(pol)); /* failures: al_store_open says */
+    rc = al_store_open(&h, common_settings_store(&set), set.ns, set.mount, pol);
     if (al_err_is_name(rc) || rc == AL_EMOUNT) {
         if (rc == AL_EMOUNT)
             fprintf(stderr, "agentlink: mcp-proxy: mount '%s' is not an absolute path\n",
@@ -183,7 +184,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 cleanup:
     mcp_rewriter_free(rw);
     al_store_close(h);
-    al_settings_release(&set);
+    common_settings_release(&set);
     al_policy_free(pol);
     return ex;
 }

@@ -13,6 +13,7 @@
  * until its answer is ready. The server runs in its own process group;
  * signals passed on and the proxy's own stop go to that group. */
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +67,7 @@ typedef struct relay {
     const char *cmd;
     uint64_t max;            /* the largest message taken (mcp_relay_opts) */
     side c2s, s2c;
-    al_buf answers;          /* read tool answers for the client */
+    common_buf answers;          /* read tool answers for the client */
     size_t answers_off;      /* of answers, bytes written */
     pid_t child;             /* also the server's process group */
     int status, reaped;      /* reaped: it exited, and is held as a zombie
@@ -295,11 +296,11 @@ static void client_write(relay *r)
 /* Queues an answer TEXT (LEN bytes, a message) for the client. */
 static void answer_queue(relay *r, const char *text, size_t len)
 {
-    al_buf_add(&r->answers, text, len);
-    al_buf_addc(&r->answers, '\n');
+    common_buf_add(&r->answers, text, len);
+    common_buf_addc(&r->answers, '\n');
     if (r->answers.failed) {
         logf_("out of memory queueing an answer for the client");
-        al_buf_release(&r->answers);
+        common_buf_release(&r->answers);
         r->answers_off = 0;
     }
 }
@@ -746,7 +747,7 @@ int mcp_relay_run(const mcp_relay_opts *o)
     free(r.s2c.buf);
     free(r.c2s.owned);
     free(r.s2c.owned);
-    al_buf_release(&r.answers);
+    common_buf_release(&r.answers);
     for (size_t i = 0; i < r.nlater; i++)
         mcp_later_free(r.later[i]);
     free(r.later);
