@@ -55,7 +55,7 @@ AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
-TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
+TEST_SRC  := $(wildcard tests/common/test_*.c tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
              tests/fs/test_*.c tests/metrics/test_*.c tests/remote/test_*.c tests/tier/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
@@ -138,6 +138,11 @@ $(B)/tests/store/%: tests/store/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_STORE)
+# The leaf alone (common/); a test may read the store's header for its
+# constants (the defaults common/ repeats), not link it.
+$(B)/tests/common/%: tests/common/%.c $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcommon.a -lcmocka -lcjson
 $(B)/tests/agentlink/%: tests/agentlink/%.c $(AL_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(AL_LINK) \

@@ -1,13 +1,8 @@
-/* base.c -- the library's small calls: version, memory, time stamps, and
- * reading a whole file. */
+/* base.c -- the library's small calls: version, memory, time stamps. */
 #include "agentlink/internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 const char *al_version(void)
 {

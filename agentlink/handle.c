@@ -11,6 +11,7 @@
  * made before a fork (a Python module-level store, a worker pool) works in
  * the child. */
 #include "agentlink/internal.h"
+#include "common/array.h"
 #include "common/buf.h"
 #include "common/settings.h"
 #include "store/store.h"
@@ -662,7 +663,7 @@ typedef struct drop_ctx {
     const char *text;
     size_t len, plen;   /* PLEN: length of MOUNT "/" */
     size_t *pos;        /* offsets where MOUNT "/" starts */
-    size_t npos;
+    size_t npos, cappos;
     char **best;        /* longest live key found at each offset */
     size_t *bestlen;
     int oom;
@@ -722,7 +723,7 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
         p = memmem(p, (size_t)(end - p), prefix, d.plen);
         if (!p)
             break;
-        size_t *np = realloc(d.pos, (d.npos + 1) * sizeof *np);
+        size_t *np = common_array_grow(d.pos, d.npos, &d.cappos, sizeof *np, 16);
         if (!np) {
             rc = ENOMEM;
             goto cleanup;

@@ -17,6 +17,7 @@
  *   the lookup (one round trip for small results), the rest pinned to the
  *   lookup's ETag, so a result replaced meanwhile is never a mix of two. */
 #include "agentlink/internal.h"
+#include "common/array.h"
 #include "common/buf.h"
 #include "tier/tier.h"
 
@@ -28,13 +29,6 @@
 #define FIRST_BYTES (1024u * 1024u)
 /* A result replaced between the two GETs is looked up again, this often. */
 #define CHANGED_TRIES 3
-
-static int sink_buf(void *arg, const void *data, size_t n)
-{
-    common_buf *b = arg;
-    common_buf_add(b, data, n);
-    return b->failed ? ENOMEM : 0;
-}
 
 static void entry_from_info(al_entry *e, const remote_info *in)
 {
@@ -114,10 +108,10 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
         common_buf b = {0};
         uint64_t got = 0;
         int r = tier_lookup_first(al_tier_tier(at), al_tier_conn(at), ns, key,
-                                  data ? FIRST_BYTES : 0, sink_buf, &b, &got, &in);
+                                  data ? FIRST_BYTES : 0, common_buf_sink, &b, &got, &in);
         if (r == 0 && data && in.length > got)
             r = tier_get(al_tier_tier(at), al_tier_conn(at), ns, key, in.etag, got,
-                         in.length - got, sink_buf, &b, NULL);
+                         in.length - got, common_buf_sink, &b, NULL);
         if (r == 0 && data && (b.failed || b.len != in.length))
             r = b.failed ? ENOMEM : REMOTE_ECHANGED; /* a short body: ask again */
         if (r == 0) {
@@ -175,14 +169,10 @@ static int names_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     al_rnames *r = arg;
     if (store_name_check(name, strlen(name)) != 0)
         return 0; /* not a key any reader could ask for */
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 256;
-        al_rname *v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
+    al_rname *v = common_array_grow(r->v, r->n, &r->cap, sizeof *v, 256);
+    if (!v)
+        return ENOMEM;
+    r->v = v;
     if (!(r->v[r->n].name = strdup(name)))
         return ENOMEM;
     r->v[r->n].size = size;

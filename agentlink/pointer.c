@@ -77,7 +77,7 @@ static void add_line(common_buf *b, const unsigned char *s, size_t n,
         al_textinfo rest;
         al_text_info(s + i, n - i, &rest);
         common_buf_addf(b, " [... %llu more characters on this line]",
-                    (unsigned long long)rest.chars);
+                        (unsigned long long)rest.chars);
     }
     common_buf_addc(b, '\n');
 }
@@ -103,7 +103,7 @@ static void add_lines(common_buf *b, const unsigned char *s, size_t len, size_t 
         size_t end = nl ? (size_t)(nl - s) : len, before = b->len;
         if (*budget < LINE_BYTES_MIN) {
             common_buf_addf(b, "%*s  [... %llu more lines not previewed]\n", (int)width, "",
-                        (unsigned long long)(last - ln + 1));
+                            (unsigned long long)(last - ln + 1));
             return;
         }
         common_buf_addf(b, "%*llu  ", (int)width, (unsigned long long)ln);
@@ -142,14 +142,14 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
     common_buf_adds(&b, " was too large for the conversation and was stored as a file:\n  ");
     common_buf_add_printable(&b, path, strlen(path));
     common_buf_addf(&b, "\nSize: %zu bytes, %llu line%s.\n", len,
-                (unsigned long long)ti.lines, ti.lines == 1 ? "" : "s");
+                    (unsigned long long)ti.lines, ti.lines == 1 ? "" : "s");
     if (original_size > len)
         common_buf_addf(&b, "It was cut from %llu bytes: the head and the tail are kept, the "
                         "middle is replaced by one line \"[... offloadfs: N bytes cut here ...]\".\n",
-                    (unsigned long long)original_size);
+                        (unsigned long long)original_size);
     if (ti.invalid_bytes > 0)
         common_buf_addf(&b, "%llu bytes are not valid UTF-8 text (shown below as U+FFFD).\n",
-                    (unsigned long long)ti.invalid_bytes);
+                        (unsigned long long)ti.invalid_bytes);
 
     /* The preview: every line when few, else the first and the last. */
     head = pv->head_lines;
@@ -171,10 +171,10 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
     if (head > 0) {
         if (tail == 0)
             common_buf_addf(&b, "%s (line numbers as in sed -n):\n",
-                        head == 1 ? "Its only line" : "All its lines");
+                            head == 1 ? "Its only line" : "All its lines");
         else
             common_buf_addf(&b, "First %llu lines (line numbers as in sed -n):\n",
-                        (unsigned long long)head);
+                            (unsigned long long)head);
         add_lines(&b, s, len, 0, 1, head, width, pv->max_line_chars, max_bytes, &head_budget);
     }
     if (tail > 0) {

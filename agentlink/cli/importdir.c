@@ -76,7 +76,7 @@ static int refusal(const char *dir, const char *store_dir, unsigned level,
                                    : "'");
     } else if (level == 0) {
         common_buf_addf(&b, "it holds an LMDB environment ('%s'); import moves files and would "
-                    "destroy it", lmdb_name);
+                        "destroy it", lmdb_name);
     } else {
         common_buf_adds(&b, "it lies inside an LMDB environment ('");
         add_parent_name(&b, dir, level);

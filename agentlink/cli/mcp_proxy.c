@@ -10,6 +10,7 @@
  * unchanged, and stderr says why. */
 #include "agentlink/cli/cli.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/env.h"
 #include "common/settings.h"
 
 #include <errno.h>
@@ -136,8 +137,8 @@ int cmd_mcp_proxy(int argc, char **argv)
         return mcp_usage_error("no server command given: agentlink mcp-proxy [OPTIONS] -- "
                                "COMMAND [ARG...]", NULL);
 
-    env_max = getenv(MCP_MAX_MESSAGE_ENV);
-    if (env_max && *env_max && (al_size_parse(env_max, &max_message) || max_message == 0)) {
+    env_max = common_env(MCP_MAX_MESSAGE_ENV);
+    if (env_max && (al_size_parse(env_max, &max_message) || max_message == 0)) {
         fprintf(stderr, "agentlink: mcp-proxy: %s '%s' is not a size: bytes, or a number "
                 "with K, M or G\n", MCP_MAX_MESSAGE_ENV, env_max);
         return 2;

@@ -1,5 +1,6 @@
 /* job.c -- the rewriter's edits and notes for one message (job.h). */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
 #include "common/buf.h"
 
 #include <stdarg.h>
@@ -26,17 +27,13 @@ void mcp_job_edit(job *j, size_t start, size_t end, char *text, size_t len)
         j->nomem = 1;
         return;
     }
-    if (j->ned == j->caped) {
-        size_t cap = j->caped ? j->caped * 2 : 8;
-        edit *e = realloc(j->ed, cap * sizeof *e);
-        if (!e) {
-            free(text);
-            j->nomem = 1;
-            return;
-        }
-        j->ed = e;
-        j->caped = cap;
+    edit *e = common_array_grow(j->ed, j->ned, &j->caped, sizeof *e, 8);
+    if (!e) {
+        free(text);
+        j->nomem = 1;
+        return;
     }
+    j->ed = e;
     j->ed[j->ned++] = (edit){start, end, text, len};
 }
 

@@ -70,7 +70,7 @@ static int int_arg(const cJSON *args, const char *name, uint64_t def, double min
     if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > 9e15 ||
         floor(v->valuedouble) != v->valuedouble) {
         common_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least %.0f%s",
-                    name, min, strcmp(name, "offset") == 0 ? " (the first line is 1)"
+                        name, min, strcmp(name, "offset") == 0 ? " (the first line is 1)"
                                : strcmp(name, "byte_offset") == 0 ? " (the first byte is 0)"
                                                                   : "");
         return -1;
@@ -97,15 +97,15 @@ static int refuse_escapes(const char *args, size_t len, common_buf *b)
     while ((r = mcp_json_iter_next(&it, &ks, &ke, &vs, &ve)) == 1) {
         if (mcp_json_escape_flaw(args + ks, ke - ks, what, sizeof what)) {
             common_buf_addf(b, MCP_READ_TOOL ": an argument's name holds %s; the arguments are "
-                        "\"path\", \"offset\", \"limit\" and \"pattern\"", what);
+                            "\"path\", \"offset\", \"limit\" and \"pattern\"", what);
             return -1;
         }
         if (mcp_json_escape_flaw(args + vs, ve - vs, what, sizeof what)) {
             if (mcp_json_string_decode(args + ks, ke - ks, &name) == 0)
                 common_buf_addc(&name, '\0');
             common_buf_addf(b, MCP_READ_TOOL ": \"%.64s\" holds %s, which no offloaded result's "
-                        "path, key or pattern can hold: send the text without it",
-                        name.failed || !name.p ? "?" : name.p, what);
+                            "path, key or pattern can hold: send the text without it",
+                            name.failed || !name.p ? "?" : name.p, what);
             common_buf_release(&name);
             return -1;
         }
@@ -121,7 +121,7 @@ static int parse_args(const cJSON *args, rq *r, common_buf *b)
     int g[4];
     if (!cJSON_IsObject(args) || !cJSON_IsString(path) || !path->valuestring[0]) {
         common_buf_adds(b, MCP_READ_TOOL " needs \"path\": the path the offloaded result's "
-                    "pointer names (or its bare key), as a string");
+                        "pointer names (or its bare key), as a string");
         return -1;
     }
     r->path = path->valuestring;
@@ -133,13 +133,13 @@ static int parse_args(const cJSON *args, rq *r, common_buf *b)
     r->bytes = g[2] || g[3];
     if (r->bytes && (g[0] || g[1] || (pat && !cJSON_IsNull(pat)))) {
         common_buf_adds(b, MCP_READ_TOOL ": give either \"byte_offset\"/\"byte_limit\" (a byte "
-                    "range) or \"offset\"/\"limit\"/\"pattern\" (lines), not both");
+                        "range) or \"offset\"/\"limit\"/\"pattern\" (lines), not both");
         return -1;
     }
     if (pat && !cJSON_IsNull(pat)) {
         if (!cJSON_IsString(pat)) {
             common_buf_adds(b, MCP_READ_TOOL ": \"pattern\" must be a string (a POSIX extended "
-                        "regular expression)");
+                            "regular expression)");
             return -1;
         }
         r->pattern = pat->valuestring[0] ? pat->valuestring : NULL;
@@ -154,25 +154,25 @@ static void say_unreadable(common_buf *b, al_store *h, const char *path, int rc,
     if (rc == AL_EEVICTED) {
         al_time_format(e->gone_ns, when, sizeof when);
         common_buf_addf(b, "%s is no longer available: it was %s at %s%s. Its content is gone; "
-                    "run the tool that produced it again to get the result anew.",
-                    path, e->gone_reason == AL_REASON_REMOVED ? "removed" : "evicted", when,
-                    e->gone_reason == AL_REASON_REMOVED
+                        "run the tool that produced it again to get the result anew.",
+                        path, e->gone_reason == AL_REASON_REMOVED ? "removed" : "evicted", when,
+                        e->gone_reason == AL_REASON_REMOVED
                         ? " (agentlink rm or drop-referenced)"
                         : " to keep the store under its size bound (max_total_bytes)");
     } else if (rc == AL_ENOSTORE) { /* removed, or never made: every path fails */
         common_buf_addf(b, "Cannot read %s: there is no store at %s (it was removed, or the proxy "
-                    "was started with another --store), so no offloaded result can be read. "
-                    "Run the tool that produced it again to get the result anew.", path,
-                    al_store_dir(h));
+                        "was started with another --store), so no offloaded result can be read. "
+                        "Run the tool that produced it again to get the result anew.", path,
+                        al_store_dir(h));
     } else if (rc == AL_ENOTFOUND) {
         common_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
-                    "(namespace '%s'). Use the exact path the pointer text gave.", path,
-                    al_store_namespace(h));
+                        "(namespace '%s'). Use the exact path the pointer text gave.", path,
+                        al_store_namespace(h));
     } else if (rc == AL_EUNREACHABLE) { /* unknown: not "evicted", not "never written" */
         common_buf_addf(b, "Cannot read %s now: it is not in this host's store, and the store's "
-                    "remote could not answer (%s). The result may still exist: try again "
-                    "later; do not run the tool again for this reason alone.", path,
-                    al_store_remote_message(h));
+                        "remote could not answer (%s). The result may still exist: try again "
+                        "later; do not run the tool again for this reason alone.", path,
+                        al_store_remote_message(h));
     } else {
         common_buf_addf(b, "Cannot read %s: %s.", path, al_strerror(rc));
     }
@@ -194,24 +194,24 @@ static void say_header(common_buf *b, const rq *r, const mcp_search *s, const ch
 {
     if (s && shown)
         common_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
-                    " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
-                    shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+                        " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
+                        shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
     else if (s && s->stopped && s->searched < r->offset) /* not even the first line */
         common_buf_addf(b, "%s: no line matching /%s/ found: the search stopped in line %" PRIu64
-                    ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
-                    total);
+                        ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
+                        total);
     else if (s && s->stopped)
         common_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
-                    PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
+                        PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
     else if (s)
         common_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
-                    " lines)\n", path, r->pattern, r->offset, total);
+                        " lines)\n", path, r->pattern, r->offset, total);
     else if (shown)
         common_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
-                    first, last, total, len);
+                        first, last, total, len);
     else
         common_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
-                    total, total == 1 ? "" : "s", r->offset);
+                        total, total == 1 ? "" : "s", r->offset);
 }
 
 /* Says that the stored text is not the whole result (E was cut when
@@ -221,9 +221,9 @@ static void say_cut(common_buf *b, const al_entry *e, int searched)
     if (!e->truncated)
         return;
     common_buf_addf(b, "[this result was cut when stored: of its %" PRIu64 " bytes, the head and "
-                "tail kept are %" PRIu64 "; one line \"[... offloadfs: N bytes cut here ...]\" "
-                "replaces the middle, which is gone. Line numbers count what was kept%s]\n",
-                e->original_size, e->size, searched ? ", and only that was searched" : "");
+                    "tail kept are %" PRIu64 "; one line \"[... offloadfs: N bytes cut here ...]\" "
+                    "replaces the middle, which is gone. Line numbers count what was kept%s]\n",
+                    e->original_size, e->size, searched ? ", and only that was searched" : "");
 }
 
 /* The arguments of a call that reads LIMIT bytes from byte OFFSET, as JSON. */
@@ -232,7 +232,7 @@ static void say_bytes_call(common_buf *b, const char *path, uint64_t offset, uin
     common_buf_adds(b, "{\"path\": ");
     mcp_json_string_encode(b, path, strlen(path));
     common_buf_addf(b, ", \"byte_offset\": %" PRIu64 ", \"byte_limit\": %" PRIu64 "}", offset,
-                limit);
+                    limit);
 }
 
 /* The arguments of a call that goes on from line OFFSET, as JSON. */
@@ -255,17 +255,17 @@ static void say_tail(common_buf *b, const rq *r, const mcp_search *s, const char
 {
     if (more && last) {
         common_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with ",
-                    s ? "matching lines may follow" : "lines follow");
+                        s ? "matching lines may follow" : "lines follow");
         say_call(b, r, path, last + 1);
         common_buf_adds(b, " to continue]");
     } else if (s && s->stopped) {
         uint64_t at = s->searched + 1;
         common_buf_addf(b, "[the search stopped after %.1f s, in line %" PRIu64 ": no line from "
-                    "there on was searched. To go on, call " MCP_READ_TOOL " with ",
-                    s->seconds, at);
+                        "there on was searched. To go on, call " MCP_READ_TOOL " with ",
+                        s->seconds, at);
         say_call(b, r, path, at);
         common_buf_addf(b, " (offset %" PRIu64 " skips that line), or run grep -nE on %s]", at + 1,
-                    path);
+                        path);
     } else if (last) {
         common_buf_adds(b, "[end of the result]");
     }
@@ -313,7 +313,7 @@ static int emit_lines(common_buf *b, const char *data, size_t len, const rq *r,
             size_t c = utf8_clip(line, ll, room);
             common_buf_add(&body, line, c);
             common_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; the "
-                        "rest: call " MCP_READ_TOOL " with ", lineno, c, ll);
+                            "rest: call " MCP_READ_TOOL " with ", lineno, c, ll);
             say_bytes_call(&body, path, (uint64_t)(line - data) + c, ll - c);
             common_buf_adds(&body, "]\n");
             used = budget;
@@ -364,7 +364,7 @@ static int emit_bytes(common_buf *b, const char *data, size_t len, const rq *r, 
     size_t bad;
     if (a >= len) {
         common_buf_addf(b, "%s: has %zu bytes: byte_offset %" PRIu64 " is past its end\n", path,
-                    len, a);
+                        len, a);
         common_buf_adds(b, "[end of the result]");
         return b->failed ? ENOMEM : 0;
     }
@@ -380,11 +380,11 @@ static int emit_bytes(common_buf *b, const char *data, size_t len, const rq *r, 
     end = a + show;
     bad = invalid_utf8(data + a, (size_t)show);
     common_buf_addf(b, "%s: bytes %" PRIu64 "-%" PRIu64 " of %zu (byte_offset %" PRIu64 ", %" PRIu64
-                " bytes)", path, a, end, len, a, show);
+                    " bytes)", path, a, end, len, a, show);
     if (bad)
         common_buf_addf(b, "; %zu byte%s of this range %s not valid UTF-8 (a character cut at "
-                    "its edge, or binary data), shown as U+FFFD", bad, bad == 1 ? "" : "s",
-                    bad == 1 ? "is" : "are");
+                        "its edge, or binary data), shown as U+FFFD", bad, bad == 1 ? "" : "s",
+                        bad == 1 ? "is" : "are");
     common_buf_addc(b, '\n');
     common_buf_add(b, data + a, (size_t)show);
     common_buf_addc(b, '\n');
@@ -394,7 +394,7 @@ static int emit_bytes(common_buf *b, const char *data, size_t len, const rq *r, 
         common_buf_adds(b, " to continue]");
     } else if (end < len) {
         common_buf_addf(b, "[the range ends here; the result goes on for %" PRIu64 " bytes: call "
-                    MCP_READ_TOOL " with ", (uint64_t)len - end);
+                        MCP_READ_TOOL " with ", (uint64_t)len - end);
         say_bytes_call(b, path, end, r->byte_limit ? r->byte_limit : budget);
         common_buf_adds(b, " to read on]");
     } else {
@@ -474,7 +474,7 @@ static int compile(common_buf *b, mcp_read_op *op)
         char why[256];
         regerror(c, &op->re, why, sizeof why);
         common_buf_addf(b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
-                    "expression: %s", why);
+                        "expression: %s", why);
         return -1;
     }
     return 0;
@@ -488,12 +488,12 @@ static int fetch(common_buf *b, al_store *h, mcp_read_op *op)
     int rc = al_store_key_of(h, op->r.path, &key);
     if (rc == AL_ENOTMOUNT)
         common_buf_addf(b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
-                    op->r.path, al_store_mount(h));
+                        op->r.path, al_store_mount(h));
     else if (rc == ENOMEM)
         b->failed = 1;
     else if (rc)
         common_buf_addf(b, "%s is not an offloaded result's path: its key %s.", op->r.path,
-                    al_strerror(rc));
+                        al_strerror(rc));
     if (rc)
         return rc;
     rc = al_store_get(h, key, &op->data, &op->dlen, &op->e);
@@ -565,17 +565,17 @@ char *mcp_read_tool_def(const al_store *h)
     common_buf b = {0}, d = {0};
     char *out = NULL;
     common_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
-                "stored under %s (the text that replaced it names its path). Returns "
-                "numbered lines: page with offset and limit, or keep only the lines "
-                "matching pattern (a POSIX extended regular expression); or exact bytes "
-                "with byte_offset and byte_limit (for a line too long for one answer, such "
-                "as minified JSON or base64). A result that "
-                "was evicted must be produced again by running its tool again.", mount);
+                    "stored under %s (the text that replaced it names its path). Returns "
+                    "numbered lines: page with offset and limit, or keep only the lines "
+                    "matching pattern (a POSIX extended regular expression); or exact bytes "
+                    "with byte_offset and byte_limit (for a line too long for one answer, such "
+                    "as minified JSON or base64). A result that "
+                    "was evicted must be produced again by running its tool again.", mount);
     common_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
     mcp_json_string_encode(&b, d.p ? d.p : "", d.len);
     common_buf_adds(&b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
-                "names (");
+                    "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
+                    "names (");
     common_buf_add_printable(&b, mount, strlen(mount));
     common_buf_adds(&b, "/KEY), or the bare key.\"},"
                 "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":"

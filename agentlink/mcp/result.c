@@ -10,6 +10,7 @@
  * the object of mcp_sc_pointer() takes its place (structured.c). Every
  * entry written is named by the answer; nothing else is written. */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
 #include "common/buf.h"
 
 #include <errno.h>
@@ -82,8 +83,8 @@ static int store_text(job *j, const char *tool, const char *data, size_t len,
         common_buf_adds(&b, "\nOr call the tool " MCP_READ_TOOL " with {\"path\": ");
         mcp_json_string_encode(&b, path, strlen(path));
         common_buf_adds(&b, "} (add \"offset\" and \"limit\" to page through it, \"pattern\" to "
-                    "keep only matching lines, \"byte_offset\" and \"byte_limit\" for a byte "
-                    "range).\n");
+                        "keep only matching lines, \"byte_offset\" and \"byte_limit\" for a byte "
+                        "range).\n");
     }
     if (common_buf_detach(&b, ptr, plen)) {
         rc = ENOMEM;
@@ -204,17 +205,13 @@ static size_t content_parts(job *j, size_t cs, part **out)
                     pt.uri = rp[1];
             }
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            part *np = realloc(v, nc * sizeof *np);
-            if (!np) {
-                free(v);
-                j->nomem = 1;
-                return 0;
-            }
-            v = np;
-            cap = nc;
+        part *np = common_array_grow(v, n, &cap, sizeof *np, 8);
+        if (!np) {
+            free(v);
+            j->nomem = 1;
+            return 0;
         }
+        v = np;
         v[n++] = pt;
     }
     *out = v;
@@ -404,8 +401,8 @@ int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const ch
                                                    ? 0 : chars_of(j->s, j->n))))
         return 0;
     common_buf_addf(&b, "\nThe server's answer to this call of '%s' could not be read: %s (%zu "
-                "bytes). It is stored above whole, as the server sent it (a JSON-RPC message), "
-                "in place of the result.", tool, why, j->n);
+                    "bytes). It is stored above whole, as the server sent it (a JSON-RPC message), "
+                    "in place of the result.", tool, why, j->n);
     if (common_buf_detach(&b, &extra, NULL)) {
         j->nomem = 1;
         return 0;

@@ -6,6 +6,7 @@
  * of edits (byte ranges of the message and their new text) applied in one
  * splice, so every byte outside the edited values is the server's own. */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
 #include "common/buf.h"
 
 #include <errno.h>
@@ -80,18 +81,14 @@ static void pend_add(job *j, char *id, int kind, char *tool)
     pending *p = pend_find(rw, id);
     if (p) /* an id used again: the newer request is the one answered */
         pend_drop(rw, p);
-    if (rw->npend == rw->cappend) {
-        size_t cap = rw->cappend ? rw->cappend * 2 : 16;
-        pending *np = realloc(rw->pend, cap * sizeof *np);
-        if (!np) {
-            free(id);
-            free(tool);
-            j->nomem = 1;
-            return;
-        }
-        rw->pend = np;
-        rw->cappend = cap;
+    pending *np = common_array_grow(rw->pend, rw->npend, &rw->cappend, sizeof *np, 16);
+    if (!np) {
+        free(id);
+        free(tool);
+        j->nomem = 1;
+        return;
     }
+    rw->pend = np;
     rw->pend[rw->npend++] = (pending){id, kind, tool};
     rw->nother += kind == REQ_OTHER;
 }
@@ -696,10 +693,10 @@ int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, 
     common_buf_adds(&m, "{\"jsonrpc\":\"2.0\",\"id\":");
     common_buf_add(&m, head + is, ie - is);
     common_buf_addf(&m, ",\"error\":{\"code\":%d,\"message\":\"agentlink mcp-proxy: %s is longer "
-                "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
-                "), and was dropped\"}}", from_client ? -32600 : -32603,
-                from_client ? "this request" : "the server's answer to this request",
-                (unsigned long long)limit);
+                    "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
+                    "), and was dropped\"}}", from_client ? -32600 : -32603,
+                    from_client ? "this request" : "the server's answer to this request",
+                    (unsigned long long)limit);
     if (p)
         pend_drop(rw, p);
     return common_buf_detach(&m, out, outlen) ? ENOMEM : 0;

@@ -10,6 +10,7 @@
  * entry the answer names, and the client gets a small object in its place
  * that the rewritten output schema admits. */
 #include "agentlink/mcp/mcp.h"
+#include "common/array.h"
 #include "common/buf.h"
 #include "store/store.h"
 
@@ -29,14 +30,10 @@ static uint64_t chars_of(const char *s, size_t n)
 
 static int media_add(mcp_sc_scan *sc, size_t *cap, size_t os, size_t oe)
 {
-    if (sc->nmedia == *cap) {
-        size_t nc = *cap ? *cap * 2 : 4;
-        mcp_json_span *m = realloc(sc->media, nc * sizeof *m);
-        if (!m)
-            return ENOMEM;
-        sc->media = m;
-        *cap = nc;
-    }
+    mcp_json_span *m = common_array_grow(sc->media, sc->nmedia, cap, sizeof *m, 4);
+    if (!m)
+        return ENOMEM;
+    sc->media = m;
     sc->media[sc->nmedia++] = (mcp_json_span){os, oe};
     return 0;
 }
@@ -97,7 +94,7 @@ void mcp_sc_pointer(common_buf *b, const char *path, uint64_t bytes, int read_to
 {
     common_buf say = {0};
     common_buf_addf(&say, "This result's structuredContent (%" PRIu64 " bytes of JSON) was too large "
-                "for the conversation and is stored whole at %s: ", bytes, path);
+                    "for the conversation and is stored whole at %s: ", bytes, path);
     if (read_tool) {
         common_buf_adds(&say, "read it with the tool " MCP_READ_TOOL " {\"path\": ");
         mcp_json_string_encode(&say, path, strlen(path));
