@@ -34,7 +34,7 @@ struct al_store {
     dev_t dev;
     ino_t ino;
     pid_t pid;      /* the process ST was opened in */
-    al_tier *tier;  /* the remote tier (upload.c), NULL until a write asks */
+    al_tier *tier;  /* the remote tier (tier_use.c), NULL until a write asks */
 };
 
 static char *join(const char *a, const char *b)

@@ -54,7 +54,7 @@ const struct common_policy *al_policy_common(const al_policy *pol);
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
 
-/* ---- the remote tier (upload.c) ------------------------------------------ */
+/* ---- the remote tier (tier_use.c) ---------------------------------------- */
 struct tier;
 struct remote_conn;
 typedef struct al_tier al_tier;
