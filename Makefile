@@ -30,6 +30,9 @@ B := build
 LIBDIR ?= $(PREFIX)/lib
 
 STORE_SRC := $(wildcard store/*.c)
+# The leaf every program links (libcommon.a): policy loading, settings
+# resolution, buffers, the monotonic clock, the walk up through "..".
+COMMON_SRC := $(wildcard common/*.c)
 FS_SRC    := $(wildcard fs/*.c)
 # The Prometheus formatter, linked into the daemon and the CLI.
 METRICS_SRC := $(wildcard metrics/*.c)
@@ -41,6 +44,7 @@ MCP_SRC    := $(wildcard agentlink/mcp/*.c)
 AL_CLI_SRC := $(wildcard agentlink/cli/*.c)
 
 STORE_OBJ := $(STORE_SRC:%.c=$(B)/obj/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 FS_OBJ    := $(FS_SRC:%.c=$(B)/obj/%.o)
 METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
 REMOTE_SRC := $(wildcard remote/*.c)
@@ -54,7 +58,7 @@ AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
 AL_CLI_OBJ := $(AL_CLI_SRC:%.c=$(B)/obj/%.o)
 
-TEST_SRC  := $(wildcard tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
+TEST_SRC  := $(wildcard tests/common/test_*.c tests/store/test_*.c tests/agentlink/test_*.c tests/mcp/test_*.c \
              tests/fs/test_*.c tests/metrics/test_*.c tests/remote/test_*.c tests/tier/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tests/tools/*.c)
@@ -62,7 +66,7 @@ TOOL_BIN  := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 BENCH_BIN := $(patsubst scripts/bench/%.c,$(B)/bench/%,$(wildcard scripts/bench/*.c))
 FAULT_BIN := $(patsubst tests/faults/%.c,$(B)/faults/%,$(wildcard tests/faults/*.c))
 
-PROGS := $(B)/libstore.a $(B)/libremote.a $(B)/libtier.a
+PROGS := $(B)/libcommon.a $(B)/libstore.a $(B)/libremote.a $(B)/libtier.a
 ifneq ($(AL_LIB_SRC),)
 PROGS += $(B)/libagentlink.a $(B)/libagentlink.so
 endif
@@ -85,6 +89,10 @@ $(B)/libstore.a: $(STORE_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
+$(B)/libcommon.a: $(COMMON_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
 $(B)/libremote.a: $(REMOTE_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
@@ -101,26 +109,37 @@ $(B)/libtier.a: $(TIER_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # The library writes through the remote tier (tier/, remote/: libcurl,
-# loaded when a remote is first used).
-$(B)/libagentlink.a: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ)
+# loaded when a remote is first used). Two archives of it: libal.a holds
+# agentlink/'s own objects, for the programs and tests of this tree, which
+# link each layer below from its own archive (AL_LINK), so no object is
+# linked twice; libagentlink.a, the one installed, bundles the same objects
+# with every layer below, so a user's program needs no other archive.
+$(B)/libal.a: $(AL_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(B)/libagentlink.a: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ) $(COMMON_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# What a program of the tree links for the library, in link order.
+AL_LINK := $(B)/libal.a $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a
+
 # Only the API (al_*) is exported: agentlink/agentlink.map.
-$(B)/libagentlink.so: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ) agentlink/agentlink.map
+$(B)/libagentlink.so: $(AL_LIB_OBJ) $(TIER_OBJ) $(REMOTE_OBJ) $(STORE_OBJ) $(COMMON_OBJ) agentlink/agentlink.map
 	$(CC) -shared -Wl,-soname,libagentlink.so.$(SOVER) -Wl,--version-script=agentlink/agentlink.map \
 	  $(LDFLAGS) -o $@ $(filter %.o,$^) $(REQ_LIBS_AL)
 
 $(B)/libmcp.a: $(MCP_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
+$(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(AL_LINK)
+	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(AL_LINK) $(REQ_LIBS_AL)
 
-# The daemon reads the policy file with agentlink's own loader (fs/config.c)
-# and serves the remote tier through libtier.a and libremote.a (fs/remote.c).
-$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
-	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
-	  $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
+# The daemon reads the policy file with the loader the library uses
+# (common/, fs/config.c) and serves the remote tier through libtier.a and
+# libremote.a (fs/remote.c); it links nothing of agentlink/.
+$(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	  $(B)/libcommon.a $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
 
 # Unit tests: one cmocka binary per file. A test may ask for LMDB calls to be
 # wrapped (fault injection) by listing them in a "WRAP:" comment line.
@@ -128,16 +147,21 @@ $(B)/tests/store/%: tests/store/%.c $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libstore.a \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_STORE)
-$(B)/tests/agentlink/%: tests/agentlink/%.c $(B)/libagentlink.a
+# The leaf alone (common/); a test may read the store's header for its
+# constants (the defaults common/ repeats), not link it.
+$(B)/tests/common/%: tests/common/%.c $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcommon.a -lcmocka -lcjson
+$(B)/tests/agentlink/%: tests/agentlink/%.c $(AL_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(AL_LINK) \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
 $(B)/tests/metrics/%: tests/metrics/%.c $(METRICS_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(METRICS_OBJ) -lcmocka
-$(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(B)/libagentlink.a
+$(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(AL_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmcp.a $(B)/libagentlink.a \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmcp.a $(AL_LINK) \
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
 # The daemon's parts that run without a mount (fs/decode.c), over the store.
 FS_UNIT_OBJ := $(B)/obj/fs/decode.o
@@ -221,10 +245,10 @@ test-valgrind: deps
 	$(MAKE) all
 	OFFLOADFS_VALGRIND=1 tests/run.sh
 
-# Drivers of the fault and load tests (tests/faults), over libagentlink.
-$(B)/faults/%: tests/faults/%.c tests/faults/content.h $(B)/libagentlink.a
+# Drivers of the fault and load tests (tests/faults), over the library.
+$(B)/faults/%: tests/faults/%.c tests/faults/content.h $(AL_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libagentlink.a $(REQ_LIBS_AL)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(AL_LINK) $(REQ_LIBS_AL)
 
 # The slow fault and load checks (tests/faults/check_*.sh: 64 writers, the
 # corruption sweep, churn under readers); .ci/run runs them after make test.
@@ -243,10 +267,10 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 # fuzz_mcp alone also takes the proxy's sources.
 $(B)/fuzz/fuzz_mcp: FUZZ_MCP_SRC := $(MCP_SRC)
 $(B)/fuzz/fuzz_mcp: $(MCP_SRC)
-$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(COMMON_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
-	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
+	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(COMMON_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
 	  -lcjson $(REQ_LIBS_DL) -llmdb -lzstd -lpthread
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \

@@ -11,6 +11,9 @@
  * made before a fork (a Python module-level store, a worker pool) works in
  * the child. */
 #include "agentlink/internal.h"
+#include "common/array.h"
+#include "common/buf.h"
+#include "common/settings.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -31,16 +34,16 @@ struct al_store {
     dev_t dev;
     ino_t ino;
     pid_t pid;      /* the process ST was opened in */
-    al_tier *tier;  /* the remote tier (upload.c), NULL until a write asks */
+    al_tier *tier;  /* the remote tier (tier_use.c), NULL until a write asks */
 };
 
 static char *join(const char *a, const char *b)
 {
-    al_buf buf = {0};
+    common_buf buf = {0};
     char *out = NULL;
-    al_buf_adds(&buf, a);
-    al_buf_adds(&buf, b);
-    al_buf_detach(&buf, &out, NULL);
+    common_buf_adds(&buf, a);
+    common_buf_adds(&buf, b);
+    common_buf_detach(&buf, &out, NULL);
     return out;
 }
 
@@ -122,7 +125,7 @@ int al_store_open(al_store **out, const char *dir, const char *ns,
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full)
 {
-    al_settings set = {0};
+    common_settings set = {0};
     al_store *h = NULL;
     int rc, set_rc;
     size_t n;
@@ -133,7 +136,7 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     if (dir && !*dir)
         return EINVAL;
     /* The name and the mount are refused first, whatever the store. */
-    set_rc = al_settings_resolve(&set, dir, ns, mount, pol);
+    set_rc = common_settings_resolve(&set, dir, ns, mount, al_policy_common(pol));
     if ((rc = store_name_check(set.ns, strlen(set.ns)))) {
         rc = al_err_from_store(rc);
         goto done;
@@ -151,7 +154,7 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
         goto done;
     pthread_mutex_init(&h->mu, NULL);
     h->verify = full ? STORE_VERIFY : 0;
-    if (!(h->dir = strdup(al_settings_store(&set))) || !(h->ns = strdup(set.ns)) ||
+    if (!(h->dir = strdup(common_settings_store(&set))) || !(h->ns = strdup(set.ns)) ||
         !(h->mount = strdup(set.mount)))
         goto fail;
     n = strlen(h->mount);
@@ -168,12 +171,12 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     if (rc && rc != AL_ENOSTORE)
         goto fail;
     *out = h;
-    al_settings_release(&set);
+    common_settings_release(&set);
     return 0;
 fail:
     al_store_close(h);
 done:
-    al_settings_release(&set);
+    common_settings_release(&set);
     return rc;
 }
 
@@ -212,16 +215,16 @@ const char *al_store_mount(const al_store *h)
 
 int al_store_path_of(const al_store *h, const char *key, char **path)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     int rc;
     *path = NULL;
     if ((rc = al_key_check(key)))
         return rc;
-    al_buf_adds(&b, h->mount);
+    common_buf_adds(&b, h->mount);
     if (strcmp(h->mount, "/") != 0)
-        al_buf_addc(&b, '/');
-    al_buf_adds(&b, key);
-    return al_buf_detach(&b, path, NULL);
+        common_buf_addc(&b, '/');
+    common_buf_adds(&b, key);
+    return common_buf_detach(&b, path, NULL);
 }
 
 int al_store_key_of(const al_store *h, const char *ref, char **key)
@@ -660,7 +663,7 @@ typedef struct drop_ctx {
     const char *text;
     size_t len, plen;   /* PLEN: length of MOUNT "/" */
     size_t *pos;        /* offsets where MOUNT "/" starts */
-    size_t npos;
+    size_t npos, cappos;
     char **best;        /* longest live key found at each offset */
     size_t *bestlen;
     int oom;
@@ -720,7 +723,7 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
         p = memmem(p, (size_t)(end - p), prefix, d.plen);
         if (!p)
             break;
-        size_t *np = realloc(d.pos, (d.npos + 1) * sizeof *np);
+        size_t *np = common_array_grow(d.pos, d.npos, &d.cappos, sizeof *np, 16);
         if (!np) {
             rc = ENOMEM;
             goto cleanup;

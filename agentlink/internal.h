@@ -1,6 +1,7 @@
 /* internal.h -- helpers shared by the agentlink sources, and by the programs
  * built on the library's static archive (the command, the MCP proxy, the
- * daemon's fs/config.c, the tests). Not installed, and not exported by
+ * tests). What every program shares, the daemon included, is in common/
+ * (policy loading, settings, buffers). Not installed, and not exported by
  * libagentlink.so: everything declared here is hidden (the pragma below),
  * so the shared library's exports are exactly agentlink.h. */
 #ifndef OFFLOADFS_AGENTLINK_INTERNAL_H
@@ -9,29 +10,10 @@
 #include "agentlink/agentlink.h"
 #include "store/store.h"
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
-
-/* A growable byte buffer. Once an allocation fails, every later add is a
- * no-op and failed stays set, so callers check once at the end. */
-typedef struct al_buf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} al_buf;
-
-void al_buf_add(al_buf *b, const void *data, size_t n);
-void al_buf_adds(al_buf *b, const char *s);
-void al_buf_addc(al_buf *b, char c);
-void al_buf_addf(al_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Hands the NUL-terminated contents to the caller (*OUT, yours) and
- * resets B. Returns 0 or ENOMEM (then B is released and *OUT NULL). */
-int al_buf_detach(al_buf *b, char **out, size_t *outlen);
-void al_buf_release(al_buf *b);
 
 /* Counts characters as al_text_info() does, over a buffer that grows:
  * decodes the LEN bytes at DATA from *POS on and adds the characters to
@@ -56,55 +38,12 @@ int al_pointer_add_pending(char **text, size_t *len);
  * errno values and 0 pass through. The one place that translates. */
 int al_err_from_store(int rc);
 
-/* Appends S to B quoted for a POSIX shell when it needs it ('...'). */
-void al_buf_add_shell(al_buf *b, const char *s);
+/* ---- the policy (policy.c) -----------------------------------------------
+ * An al_policy wraps the policy common/ loads (common/policy.h); the
+ * settings resolution (common/settings.h) takes that one. */
 
-/* Appends N bytes at S for a one-line message: bytes that are controls or
- * invalid UTF-8 are written as \xHH, backslash as \\. */
-void al_buf_add_printable(al_buf *b, const char *s, size_t n);
-
-/* Text of a whole file read into memory. Returns 0 or an errno value
- * (EISDIR for a directory); *OUT yours (NUL-terminated), *LEN its length.
- * Refuses files over LIMIT bytes with EFBIG. */
-int al_file_read(const char *path, size_t limit, char **out, size_t *len);
-
-/* ---- settings (settings.c) -------------------------------------------------
- * The store, the namespace and the mount a program works with, resolved in
- * one place for the library, the CLI, the MCP proxy and the daemon: flag >
- * environment ($OFFLOADFS_STORE, $OFFLOADFS_NAMESPACE, $OFFLOADFS_MOUNT; an
- * empty variable counts as unset) > policy file ("namespace", "mount") >
- * default (doc/contract.md's store directory, "default", /large_tool_results).
- * See doc/contract.md. */
-
-/* Where a setting came from. */
-enum { AL_FROM_FLAG, AL_FROM_ENV, AL_FROM_POLICY, AL_FROM_DEFAULT };
-
-typedef struct al_settings {
-    const char *ns, *mount;     /* never NULL after al_settings_resolve() */
-    const char *store;          /* flag or environment, else NULL: see owned */
-    int store_from, ns_from, mount_from; /* AL_FROM_* */
-    char *owned;                /* the default store directory, when computed */
-} al_settings;
-
-/* Resolves into S the store, namespace and mount from the flags DIR, NS
- * and MOUNT (NULL: not given), the environment and the policy POL (NULL:
- * the built-in one, which names neither). The strings point into the
- * arguments, the environment or POL, or into S (owned): valid while those
- * are, and until al_settings_release(S). Nothing is checked here (a
- * namespace that breaks the key rules, a relative mount): the callers say
- * which setting is at fault. Returns 0; EINVAL when the store is the
- * default one and no home directory can be found (then al_settings_store()
- * is NULL; ns and mount are set); ENOMEM. Call al_settings_release(S)
- * whatever it returned. */
-int al_settings_resolve(al_settings *s, const char *dir, const char *ns, const char *mount,
-                        const al_policy *pol);
-
-/* The store directory S resolved (as given, not made absolute), or NULL
- * when al_settings_resolve() could not find the default one. */
-const char *al_settings_store(const al_settings *s);
-
-/* Frees what S owns. S may be zeroed or resolved. */
-void al_settings_release(al_settings *s);
+/* The common/ policy POL wraps, or NULL for NULL (the built-in default). */
+const struct common_policy *al_policy_common(const al_policy *pol);
 
 /* al_store_open(), whose handle checks every page of data.mdb when it opens
  * the store when FULL (what al_store_open does: a library handle may live
@@ -115,7 +54,7 @@ void al_settings_release(al_settings *s);
 int al_store_open_checked(al_store **out, const char *dir, const char *ns,
                           const char *mount, const al_policy *pol, int full);
 
-/* ---- the remote tier (upload.c) ------------------------------------------ */
+/* ---- the remote tier (tier_use.c) ---------------------------------------- */
 struct tier;
 struct remote_conn;
 typedef struct al_tier al_tier;

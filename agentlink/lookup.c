@@ -17,6 +17,8 @@
  *   the lookup (one round trip for small results), the rest pinned to the
  *   lookup's ETag, so a result replaced meanwhile is never a mix of two. */
 #include "agentlink/internal.h"
+#include "common/array.h"
+#include "common/buf.h"
 #include "tier/tier.h"
 
 #include <errno.h>
@@ -27,13 +29,6 @@
 #define FIRST_BYTES (1024u * 1024u)
 /* A result replaced between the two GETs is looked up again, this often. */
 #define CHANGED_TRIES 3
-
-static int sink_buf(void *arg, const void *data, size_t n)
-{
-    al_buf *b = arg;
-    al_buf_add(b, data, n);
-    return b->failed ? ENOMEM : 0;
-}
 
 static void entry_from_info(al_entry *e, const remote_info *in)
 {
@@ -110,22 +105,22 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
     al_tier *at = *tp;
     for (int tries = 0;; tries++) {
         remote_info in;
-        al_buf b = {0};
+        common_buf b = {0};
         uint64_t got = 0;
         int r = tier_lookup_first(al_tier_tier(at), al_tier_conn(at), ns, key,
-                                  data ? FIRST_BYTES : 0, sink_buf, &b, &got, &in);
+                                  data ? FIRST_BYTES : 0, common_buf_sink, &b, &got, &in);
         if (r == 0 && data && in.length > got)
             r = tier_get(al_tier_tier(at), al_tier_conn(at), ns, key, in.etag, got,
-                         in.length - got, sink_buf, &b, NULL);
+                         in.length - got, common_buf_sink, &b, NULL);
         if (r == 0 && data && (b.failed || b.len != in.length))
             r = b.failed ? ENOMEM : REMOTE_ECHANGED; /* a short body: ask again */
         if (r == 0) {
             entry_from_info(e, &in);
             remote_info_clear(&in);
             if (data) {
-                al_buf_addc(&b, '\0'); /* the NUL after the bytes; never NULL */
+                common_buf_addc(&b, '\0'); /* the NUL after the bytes; never NULL */
                 if (b.failed) {
-                    al_buf_release(&b);
+                    common_buf_release(&b);
                     return ENOMEM;
                 }
                 *data = b.p;
@@ -134,7 +129,7 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
             return 0;
         }
         remote_info_clear(&in);
-        al_buf_release(&b);
+        common_buf_release(&b);
         if (r == REMOTE_ECHANGED && tries + 1 < CHANGED_TRIES)
             continue;
         if (r == REMOTE_ENOTFOUND)
@@ -174,14 +169,10 @@ static int names_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     al_rnames *r = arg;
     if (store_name_check(name, strlen(name)) != 0)
         return 0; /* not a key any reader could ask for */
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 256;
-        al_rname *v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
+    al_rname *v = common_array_grow(r->v, r->n, &r->cap, sizeof *v, 256);
+    if (!v)
+        return ENOMEM;
+    r->v = v;
     if (!(r->v[r->n].name = strdup(name)))
         return ENOMEM;
     r->v[r->n].size = size;

@@ -8,6 +8,7 @@
  * the thread is left to finish (it frees what it holds when the daemon
  * answers or its mount is torn down). */
 #include "agentlink/agentlink.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -87,6 +88,7 @@ static int probe_mount(const char *mount, int timeout_ms, probe **out)
     pthread_attr_t ta;
     pthread_t t;
     struct timespec until;
+    uint64_t at;
     int rc = 0;
     *out = NULL;
     if (!p || !(p->path = strdup(mount))) {
@@ -108,13 +110,9 @@ static int probe_mount(const char *mount, int timeout_ms, probe **out)
         return rc;
     }
     pthread_attr_destroy(&ta);
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    at = common_clock_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+    until.tv_sec = (time_t)(at / 1000000000u);
+    until.tv_nsec = (long)(at % 1000000000u);
     pthread_mutex_lock(&p->lock);
     while (!p->done && rc == 0)
         rc = timeout_ms > 0 ? pthread_cond_timedwait(&p->cv, &p->lock, &until)

@@ -2,6 +2,7 @@
  * result. It goes to a model, so it must be valid UTF-8, short, and say
  * plainly where the rest is and how to read it. */
 #include "agentlink/internal.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static size_t escape_len(const unsigned char *s, size_t n)
 
 /* Appends one line of N bytes at S, made printable and clipped to
  * MAX_CHARS code points and about MAX_BYTES bytes. */
-static void add_line(al_buf *b, const unsigned char *s, size_t n,
+static void add_line(common_buf *b, const unsigned char *s, size_t n,
                      unsigned max_chars, size_t max_bytes)
 {
     static const char repl[] = "\xef\xbf\xbd"; /* U+FFFD */
@@ -60,13 +61,13 @@ static void add_line(al_buf *b, const unsigned char *s, size_t n,
         if (k == 0 || (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
             if (bytes + 3 > max_bytes)
                 break;
-            al_buf_add(b, repl, 3);
+            common_buf_add(b, repl, 3);
             bytes += 3;
             i++;
         } else {
             if (bytes + k > max_bytes)
                 break;
-            al_buf_add(b, s + i, k);
+            common_buf_add(b, s + i, k);
             bytes += k;
             i += k;
         }
@@ -75,10 +76,10 @@ static void add_line(al_buf *b, const unsigned char *s, size_t n,
     if (i < n) {
         al_textinfo rest;
         al_text_info(s + i, n - i, &rest);
-        al_buf_addf(b, " [... %llu more characters on this line]",
-                    (unsigned long long)rest.chars);
+        common_buf_addf(b, " [... %llu more characters on this line]",
+                        (unsigned long long)rest.chars);
     }
-    al_buf_addc(b, '\n');
+    common_buf_addc(b, '\n');
 }
 
 static unsigned digits(uint64_t v)
@@ -93,7 +94,7 @@ static unsigned digits(uint64_t v)
 
 /* Appends lines FIRST..LAST (1-based) starting at byte offset START, while
  * *BUDGET (bytes left for the preview) lasts. */
-static void add_lines(al_buf *b, const unsigned char *s, size_t len, size_t start,
+static void add_lines(common_buf *b, const unsigned char *s, size_t len, size_t start,
                       uint64_t first, uint64_t last, unsigned width,
                       unsigned max_chars, size_t max_bytes, size_t *budget)
 {
@@ -101,11 +102,11 @@ static void add_lines(al_buf *b, const unsigned char *s, size_t len, size_t star
         const unsigned char *nl = memchr(s + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - s) : len, before = b->len;
         if (*budget < LINE_BYTES_MIN) {
-            al_buf_addf(b, "%*s  [... %llu more lines not previewed]\n", (int)width, "",
-                        (unsigned long long)(last - ln + 1));
+            common_buf_addf(b, "%*s  [... %llu more lines not previewed]\n", (int)width, "",
+                            (unsigned long long)(last - ln + 1));
             return;
         }
-        al_buf_addf(b, "%*llu  ", (int)width, (unsigned long long)ln);
+        common_buf_addf(b, "%*llu  ", (int)width, (unsigned long long)ln);
         add_line(b, s + start, end - start, max_chars, max_bytes);
         *budget -= b->len - before < *budget ? b->len - before : *budget;
         start = end + 1;
@@ -118,7 +119,7 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
 {
     static const al_preview defaults = {5, 5, 1000};
     const unsigned char *s = stored;
-    al_buf b = {0};
+    common_buf b = {0};
     al_textinfo ti;
     uint64_t head, tail, shown;
     size_t max_bytes, head_budget, tail_budget;
@@ -130,25 +131,25 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
         pv = &defaults;
     al_text_info(s, len, &ti);
 
-    al_buf_adds(&b, "[offloadfs] ");
+    common_buf_adds(&b, "[offloadfs] ");
     if (tool) {
-        al_buf_adds(&b, "The result of tool '");
-        al_buf_add_printable(&b, tool, strlen(tool));
-        al_buf_adds(&b, "'");
+        common_buf_adds(&b, "The result of tool '");
+        common_buf_add_printable(&b, tool, strlen(tool));
+        common_buf_adds(&b, "'");
     } else {
-        al_buf_adds(&b, "This tool result");
+        common_buf_adds(&b, "This tool result");
     }
-    al_buf_adds(&b, " was too large for the conversation and was stored as a file:\n  ");
-    al_buf_add_printable(&b, path, strlen(path));
-    al_buf_addf(&b, "\nSize: %zu bytes, %llu line%s.\n", len,
-                (unsigned long long)ti.lines, ti.lines == 1 ? "" : "s");
+    common_buf_adds(&b, " was too large for the conversation and was stored as a file:\n  ");
+    common_buf_add_printable(&b, path, strlen(path));
+    common_buf_addf(&b, "\nSize: %zu bytes, %llu line%s.\n", len,
+                    (unsigned long long)ti.lines, ti.lines == 1 ? "" : "s");
     if (original_size > len)
-        al_buf_addf(&b, "It was cut from %llu bytes: the head and the tail are kept, the "
+        common_buf_addf(&b, "It was cut from %llu bytes: the head and the tail are kept, the "
                         "middle is replaced by one line \"[... offloadfs: N bytes cut here ...]\".\n",
-                    (unsigned long long)original_size);
+                        (unsigned long long)original_size);
     if (ti.invalid_bytes > 0)
-        al_buf_addf(&b, "%llu bytes are not valid UTF-8 text (shown below as U+FFFD).\n",
-                    (unsigned long long)ti.invalid_bytes);
+        common_buf_addf(&b, "%llu bytes are not valid UTF-8 text (shown below as U+FFFD).\n",
+                        (unsigned long long)ti.invalid_bytes);
 
     /* The preview: every line when few, else the first and the last. */
     head = pv->head_lines;
@@ -169,11 +170,11 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
     width = digits(ti.lines);
     if (head > 0) {
         if (tail == 0)
-            al_buf_addf(&b, "%s (line numbers as in sed -n):\n",
-                        head == 1 ? "Its only line" : "All its lines");
+            common_buf_addf(&b, "%s (line numbers as in sed -n):\n",
+                            head == 1 ? "Its only line" : "All its lines");
         else
-            al_buf_addf(&b, "First %llu lines (line numbers as in sed -n):\n",
-                        (unsigned long long)head);
+            common_buf_addf(&b, "First %llu lines (line numbers as in sed -n):\n",
+                            (unsigned long long)head);
         add_lines(&b, s, len, 0, 1, head, width, pv->max_line_chars, max_bytes, &head_budget);
     }
     if (tail > 0) {
@@ -187,22 +188,22 @@ int al_pointer_text(const char *path, const char *tool, const void *stored,
             }
             p = q ? (size_t)(q - s) : 0;
         }
-        al_buf_addf(&b, "Last %llu lines:\n", (unsigned long long)tail);
+        common_buf_addf(&b, "Last %llu lines:\n", (unsigned long long)tail);
         add_lines(&b, s, len, start, ti.lines - tail + 1, ti.lines, width,
                   pv->max_line_chars, max_bytes, &tail_budget);
     }
 
-    al_buf_adds(&b, "Read the rest with ordinary tools, for example:\n  cat ");
-    al_buf_add_shell(&b, path);
-    al_buf_adds(&b, "\n  head -n 100 ");
-    al_buf_add_shell(&b, path);
-    al_buf_adds(&b, "\n  grep -n 'PATTERN' ");
-    al_buf_add_shell(&b, path);
-    al_buf_adds(&b, "\n  sed -n '100,200p' ");
-    al_buf_add_shell(&b, path);
-    al_buf_adds(&b, "\nIf reading that path fails with \"No data available\", the result was "
+    common_buf_adds(&b, "Read the rest with ordinary tools, for example:\n  cat ");
+    common_buf_add_shell(&b, path);
+    common_buf_adds(&b, "\n  head -n 100 ");
+    common_buf_add_shell(&b, path);
+    common_buf_adds(&b, "\n  grep -n 'PATTERN' ");
+    common_buf_add_shell(&b, path);
+    common_buf_adds(&b, "\n  sed -n '100,200p' ");
+    common_buf_add_shell(&b, path);
+    common_buf_adds(&b, "\nIf reading that path fails with \"No data available\", the result was "
                     "evicted from the store to make room: run the tool again.\n");
-    return al_buf_detach(&b, out, outlen);
+    return common_buf_detach(&b, out, outlen);
 }
 
 /* The paragraph a pointer gains when its result stayed pending (the upload

@@ -15,6 +15,7 @@
  * second start of the same unit or fstab line. The mount table says what
  * the path's device belongs to. -o stack allows it. */
 #include "fs/fs.h"
+#include "common/dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,35 +26,19 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int same_dir(const struct stat *a, const struct stat *b)
+/* One level of the walk up from the store: stops (LEVEL + 1) at the
+ * mountpoint's directory ARG. */
+static int at_mountpoint(void *arg, int fd, const struct stat *st, unsigned level)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+    (void)fd;
+    return common_same_file(st, arg) ? (int)level + 1 : 0;
 }
 
 /* How many levels above the directory STORE_ABS the directory MNT sits
  * (0: it is that directory), or -1 when it is none of its ancestors. */
 static int levels_below(const char *store_abs, const struct stat *mnt)
 {
-    struct stat cur, up;
-    int fd = open(store_abs, O_PATH | O_DIRECTORY | O_CLOEXEC), parent, found = -1;
-    for (int level = 0; fd >= 0 && fstat(fd, &cur) == 0; level++) {
-        if (same_dir(&cur, mnt)) {
-            found = level;
-            break;
-        }
-        parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (parent < 0)
-            break;
-        if (fstat(parent, &up) != 0 || same_dir(&up, &cur)) { /* the root */
-            close(parent);
-            break;
-        }
-        close(fd);
-        fd = parent;
-    }
-    if (fd >= 0)
-        close(fd);
-    return found;
+    return common_dir_walk_up(AT_FDCWD, store_abs, at_mountpoint, (void *)mnt) - 1;
 }
 
 int ofs_check_store_outside(const char *store_name, const char *store_abs, const char *mnt,

@@ -1,5 +1,6 @@
 /* cmd_write.c -- the commands that store a result: put and offload. */
 #include "agentlink/cli/cli.h"
+#include "common/buf.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -107,7 +108,7 @@ int cmd_offload(opts *o, int argc, char **argv)
     al_store *h = NULL;
     al_cutter *c = NULL;
     cli_input in = {.fd = -1};
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL, *key = NULL;
     size_t outlen = 0;
     uint64_t limit = 0;
@@ -151,7 +152,7 @@ int cmd_offload(opts *o, int argc, char **argv)
         /* The prefix, then the rest, through a cutter: memory about
          * max_result_bytes whatever the length. */
         if ((rc = al_store_cutter(h, &c)) == 0 && (rc = al_cutter_add(c, b.p, b.len)) == 0) {
-            al_buf_release(&b);
+            common_buf_release(&b);
             if ((rc = cli_input_to_cutter(&in, c))) {
                 ex = cli_input_error(&in, NULL, rc, "nothing was stored");
                 goto cleanup;
@@ -171,7 +172,7 @@ int cmd_offload(opts *o, int argc, char **argv)
 cleanup:
     al_free(key);
     al_free(out);
-    al_buf_release(&b);
+    common_buf_release(&b);
     al_cutter_free(c);
     cli_input_close(&in);
     al_store_close(h);

@@ -3,6 +3,8 @@
  * store is importdir.c. */
 #include "agentlink/cli/cli.h"
 #include "agentlink/cli/importdir.h"
+#include "common/array.h"
+#include "common/clock.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -81,13 +83,6 @@ static const char *human_bytes(uint64_t n, char *buf, size_t size)
     return buf;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Redraws the bar at most every 50 ms, and always when FORCE. */
 static void imp_bar(imp *im, int force)
 {
@@ -97,7 +92,7 @@ static void imp_bar(imp *im, int force)
     uint64_t t;
     if (!im->tty)
         return;
-    t = now_ms();
+    t = common_clock_ms();
     if (!force && t - im->drawn_ms < 50)
         return;
     im->drawn_ms = t;
@@ -295,16 +290,12 @@ static int imp_list(int dfd, imp_file **out, size_t *n)
         struct stat sb;
         if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
             continue;
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            imp_file *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = ENOMEM;
-                break;
-            }
-            v = nv;
-            cap = ncap;
+        imp_file *nv = common_array_grow(v, len, &cap, sizeof *nv, 64);
+        if (!nv) {
+            rc = ENOMEM;
+            break;
         }
+        v = nv;
         if (!(v[len].name = strdup(d->d_name))) {
             rc = ENOMEM;
             break;

@@ -1,5 +1,6 @@
 /* input.c -- put's and offload's input, read in pieces (input.h). */
 #include "agentlink/cli/cli.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -76,7 +77,7 @@ int cli_input_to_cutter(cli_input *in, al_cutter *c)
 /* Whether the LEN bytes read so far are enough for the rule to offload,
  * whatever follows: the counts only grow with more input. *POS and
  * *CHARS carry the character count between calls (al_text_count). */
-static int sure_to_offload(int kind, uint64_t limit, const al_buf *b, size_t *pos,
+static int sure_to_offload(int kind, uint64_t limit, const common_buf *b, size_t *pos,
                            uint64_t *chars)
 {
     uint64_t len = b->len;
@@ -98,7 +99,7 @@ static int sure_to_offload(int kind, uint64_t limit, const al_buf *b, size_t *po
     }
 }
 
-int cli_input_prefix(cli_input *in, int kind, uint64_t limit, al_buf *b, int *sure)
+int cli_input_prefix(cli_input *in, int kind, uint64_t limit, common_buf *b, int *sure)
 {
     size_t n, pos = 0;
     uint64_t chars = 0;
@@ -107,7 +108,7 @@ int cli_input_prefix(cli_input *in, int kind, uint64_t limit, al_buf *b, int *su
     for (;;) {
         if ((rc = next_piece(in, &n)) || n == 0)
             return rc;
-        al_buf_add(b, in->piece, n);
+        common_buf_add(b, in->piece, n);
         if (b->failed)
             return ENOMEM;
         if (sure_to_offload(kind, limit, b, &pos, &chars)) {
@@ -120,7 +121,7 @@ int cli_input_prefix(cli_input *in, int kind, uint64_t limit, al_buf *b, int *su
 /* ---- the commands' input: limits and messages (cli.h) -------------------- */
 int cli_read_fd(int fd, uint64_t limit, char **out, size_t *len)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     char chunk[65536];
     *out = NULL;
     *len = 0;
@@ -130,20 +131,20 @@ int cli_read_fd(int fd, uint64_t limit, char **out, size_t *len)
             if (errno == EINTR)
                 continue;
             int e = errno;
-            al_buf_release(&b);
+            common_buf_release(&b);
             return e;
         }
         if (n == 0)
             break;
-        al_buf_add(&b, chunk, (size_t)n);
+        common_buf_add(&b, chunk, (size_t)n);
         if (b.failed) {
-            al_buf_release(&b);
+            common_buf_release(&b);
             return ENOMEM;
         }
         if ((uint64_t)b.len > limit)
             break;
     }
-    return al_buf_detach(&b, out, len);
+    return common_buf_detach(&b, out, len);
 }
 
 /* The input's name in messages: "stdin" or "file 'PATH'". */

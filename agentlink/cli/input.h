@@ -15,6 +15,7 @@
 
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
+#include "common/buf.h"
 
 #include <stdint.h>
 
@@ -48,6 +49,6 @@ int cli_input_to_cutter(cli_input *in, al_cutter *c);
  * (KIND and LIMIT, from al_policy_decide()) is sure to offload what is
  * read, whatever follows: *SURE is then 1 and B holds the prefix read so
  * far. Returns as cli_input_to_cutter() (ENOMEM when B failed). */
-int cli_input_prefix(cli_input *in, int kind, uint64_t limit, al_buf *b, int *sure);
+int cli_input_prefix(cli_input *in, int kind, uint64_t limit, common_buf *b, int *sure);
 
 #endif

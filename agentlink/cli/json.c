@@ -3,6 +3,7 @@
 #include "agentlink/cli/cli.h"
 #include "agentlink/internal.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,12 +21,12 @@ static int is_utf8(const unsigned char *s, size_t len)
 }
 
 /* "..." holding the padded base64 of the LEN bytes at S. */
-static void add_base64(al_buf *b, const unsigned char *s, size_t len)
+static void add_base64(common_buf *b, const unsigned char *s, size_t len)
 {
     static const char abc[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char q[4];
-    al_buf_addc(b, '"');
+    common_buf_addc(b, '"');
     for (size_t i = 0; i < len; i += 3) {
         unsigned v = (unsigned)s[i] << 16;
         if (i + 1 < len)
@@ -36,9 +37,9 @@ static void add_base64(al_buf *b, const unsigned char *s, size_t len)
         q[1] = abc[(v >> 12) & 63];
         q[2] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
         q[3] = i + 2 < len ? abc[v & 63] : '=';
-        al_buf_add(b, q, 4);
+        common_buf_add(b, q, 4);
     }
-    al_buf_addc(b, '"');
+    common_buf_addc(b, '"');
 }
 
 int cli_json_add_bytes(cJSON *obj, const char *name, const char *enc_name,
@@ -46,7 +47,7 @@ int cli_json_add_bytes(cJSON *obj, const char *name, const char *enc_name,
 {
     const unsigned char *s = data ? data : (const unsigned char *)"";
     int utf8 = is_utf8(s, len);
-    al_buf b = {0};
+    common_buf b = {0};
     char *lit = NULL;
     cJSON *item;
 
@@ -54,7 +55,7 @@ int cli_json_add_bytes(cJSON *obj, const char *name, const char *enc_name,
         mcp_json_string_encode(&b, (const char *)s, len);
     else
         add_base64(&b, s, len);
-    if (al_buf_detach(&b, &lit, NULL))
+    if (common_buf_detach(&b, &lit, NULL))
         return ENOMEM;
     /* A raw item is printed as it is: LIT is already a JSON string. */
     item = cJSON_AddRawToObject(obj, name, lit);

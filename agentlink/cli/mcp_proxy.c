@@ -10,6 +10,8 @@
  * unchanged, and stderr says why. */
 #include "agentlink/cli/cli.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/env.h"
+#include "common/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,7 +92,7 @@ int cmd_mcp_proxy(int argc, char **argv)
     al_policy *pol = NULL;
     al_store *h = NULL;
     mcp_rewriter *rw = NULL;
-    al_settings set = {0};
+    common_settings set = {0};
     char *err = NULL;
     const char *env_max;
     uint64_t max_message = 0;
@@ -135,8 +137,8 @@ int cmd_mcp_proxy(int argc, char **argv)
         return mcp_usage_error("no server command given: agentlink mcp-proxy [OPTIONS] -- "
                                "COMMAND [ARG...]", NULL);
 
-    env_max = getenv(MCP_MAX_MESSAGE_ENV);
-    if (env_max && *env_max && (al_size_parse(env_max, &max_message) || max_message == 0)) {
+    env_max = common_env(MCP_MAX_MESSAGE_ENV);
+    if (env_max && (al_size_parse(env_max, &max_message) || max_message == 0)) {
         fprintf(stderr, "agentlink: mcp-proxy: %s '%s' is not a size: bytes, or a number "
                 "with K, M or G\n", MCP_MAX_MESSAGE_ENV, env_max);
         return 2;
@@ -152,8 +154,8 @@ int cmd_mcp_proxy(int argc, char **argv)
                 al_strerror(rc));
         return 1;
     }
-    al_settings_resolve(&set, dir, ns, mount, pol); /* failures: al_store_open says */
-    rc = al_store_open(&h, al_settings_store(&set), set.ns, set.mount, pol);
+    common_settings_resolve(&set, dir, ns, mount, al_policy_common(pol)); /* failures: al_store_open says */
+    rc = al_store_open(&h, common_settings_store(&set), set.ns, set.mount, pol);
     if (al_err_is_name(rc) || rc == AL_EMOUNT) {
         if (rc == AL_EMOUNT)
             fprintf(stderr, "agentlink: mcp-proxy: mount '%s' is not an absolute path\n",
@@ -183,7 +185,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 cleanup:
     mcp_rewriter_free(rw);
     al_store_close(h);
-    al_settings_release(&set);
+    common_settings_release(&set);
     al_policy_free(pol);
     return ex;
 }

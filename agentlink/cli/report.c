@@ -2,6 +2,7 @@
  * wrong first, its subject quoted; the exit code for a library error; and
  * writing to stdout. */
 #include "agentlink/cli/cli.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,10 +17,10 @@ const char *cli_quote(const char *s)
 {
     static char *slot[4];
     static unsigned next;
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
-    al_buf_add_printable(&b, s ? s : "", s ? strlen(s) : 0);
-    if (al_buf_detach(&b, &out, NULL))
+    common_buf_add_printable(&b, s ? s : "", s ? strlen(s) : 0);
+    if (common_buf_detach(&b, &out, NULL))
         return "?";
     free(slot[next]);
     slot[next] = out;

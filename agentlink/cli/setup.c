@@ -1,6 +1,7 @@
 /* setup.c -- what every command that reaches the store does first: load
  * the offload policy, arm the fault guard, open the store. */
 #include "agentlink/cli/cli.h"
+#include "common/settings.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -64,19 +65,19 @@ static void guard_arm(const char *dir)
     sigaction(SIGFPE, &sa, NULL);
 }
 
-/* Opens the store with the settings al_settings_resolve() picks (flag >
+/* Opens the store with the settings common_settings_resolve() picks (flag >
  * environment > policy file > default), with messages that name the
  * setting at fault. */
 int cli_open_store(const opts *o, const al_policy *pol, al_store **h)
 {
-    al_settings set;
+    common_settings set;
     int ex = EX_FAIL, rc;
 
-    al_settings_resolve(&set, o->store, o->ns, o->mount, pol); /* failures: below */
+    common_settings_resolve(&set, o->store, o->ns, o->mount, al_policy_common(pol)); /* failures: below */
     guard_arm(set.store);
     /* NULL when no default store was found: the open says why, after it
      * checked the namespace and the mount. */
-    rc = al_store_open_checked(h, al_settings_store(&set), set.ns, set.mount, pol, 0);
+    rc = al_store_open_checked(h, common_settings_store(&set), set.ns, set.mount, pol, 0);
     if (rc == 0) {
         guard_arm(al_store_dir(*h));
         ex = EX_OK;
@@ -86,14 +87,14 @@ int cli_open_store(const opts *o, const al_policy *pol, al_store **h)
     } else if (rc == AL_EMOUNT) {
         cli_msg("mount '%s' is not an absolute path", cli_quote(set.mount));
         ex = EX_USAGE;
-    } else if (rc == EINVAL && set.store_from == AL_FROM_DEFAULT) {
+    } else if (rc == EINVAL && set.store_from == COMMON_FROM_DEFAULT) {
         cli_msg("cannot find a default store: HOME is not set; use --store DIR");
         ex = EX_USAGE;
     } else {
         cli_msg("cannot open store '%s': %s", cli_quote(set.store ? set.store : "(default)"),
                 al_strerror(rc));
     }
-    al_settings_release(&set);
+    common_settings_release(&set);
     return ex;
 }
 

@@ -8,6 +8,7 @@
  * Zombies do not count (an orphan's zombie waits for init, which may never
  * reap it in a container). */
 #include "agentlink/mcp/mcp.h"
+#include "common/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,16 +58,9 @@ int mcp_group_running(pid_t pg, pid_t leader)
     return found;
 }
 
-static long ms_since(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 void mcp_group_stop(pid_t pg, const char *cmd, int kill_after_ms)
 {
-    struct timespec t0;
+    uint64_t t0;
     int left = mcp_group_running(pg, pg);
     if (left == 0)
         return;
@@ -74,8 +68,8 @@ void mcp_group_stop(pid_t pg, const char *cmd, int kill_after_ms)
             "group: sending them SIGTERM\n", cmd);
     kill(-pg, SIGTERM);
     kill(-pg, SIGCONT); /* a stopped process gets SIGTERM only once it runs */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (ms_since(&t0) < kill_after_ms) {
+    t0 = common_clock_ms();
+    while ((int64_t)(common_clock_ms() - t0) < kill_after_ms) {
         struct timespec tick = {0, 10 * 1000000L};
         nanosleep(&tick, NULL);
         if (mcp_group_running(pg, pg) == 0)

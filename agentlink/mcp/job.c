@@ -1,5 +1,7 @@
 /* job.c -- the rewriter's edits and notes for one message (job.h). */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
+#include "common/buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,8 +16,8 @@ void mcp_job_note(job *j, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (j->note.len)
-        al_buf_adds(&j->note, "; ");
-    al_buf_adds(&j->note, line);
+        common_buf_adds(&j->note, "; ");
+    common_buf_adds(&j->note, line);
 }
 
 /* Adds an edit; TEXT (LEN bytes) becomes the job's. */
@@ -25,17 +27,13 @@ void mcp_job_edit(job *j, size_t start, size_t end, char *text, size_t len)
         j->nomem = 1;
         return;
     }
-    if (j->ned == j->caped) {
-        size_t cap = j->caped ? j->caped * 2 : 8;
-        edit *e = realloc(j->ed, cap * sizeof *e);
-        if (!e) {
-            free(text);
-            j->nomem = 1;
-            return;
-        }
-        j->ed = e;
-        j->caped = cap;
+    edit *e = common_array_grow(j->ed, j->ned, &j->caped, sizeof *e, 8);
+    if (!e) {
+        free(text);
+        j->nomem = 1;
+        return;
     }
+    j->ed = e;
     j->ed[j->ned++] = (edit){start, end, text, len};
 }
 
@@ -47,18 +45,18 @@ int mcp_job_edit_cmp(const void *a, const void *b)
 
 /* Applies the edits from FIRST on that lie in [FROM, TO) to that range of
  * the message, into B. Edits never overlap. */
-void mcp_job_splice(const job *j, size_t first, size_t from, size_t to, al_buf *b)
+void mcp_job_splice(const job *j, size_t first, size_t from, size_t to, common_buf *b)
 {
     size_t at = from;
     for (size_t i = first; i < j->ned; i++) {
         const edit *e = &j->ed[i];
         if (e->start < from || e->end > to)
             continue;
-        al_buf_add(b, j->s + at, e->start - at);
-        al_buf_add(b, e->text, e->len);
+        common_buf_add(b, j->s + at, e->start - at);
+        common_buf_add(b, e->text, e->len);
         at = e->end;
     }
-    al_buf_add(b, j->s + at, to - at);
+    common_buf_add(b, j->s + at, to - at);
 }
 
 void mcp_job_release(job *j)
@@ -66,20 +64,20 @@ void mcp_job_release(job *j)
     for (size_t i = 0; i < j->ned; i++)
         free(j->ed[i].text);
     free(j->ed);
-    al_buf_release(&j->note);
+    common_buf_release(&j->note);
 }
 
 /* The string token at [vs, ve) decoded into a NUL-terminated copy, or NULL
  * (not a string, or no memory: sets nomem). */
 char *mcp_job_dup_string(job *j, size_t vs, size_t ve)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
     if (ve - vs < 2 || j->s[vs] != '"')
         return NULL;
-    if (mcp_json_string_decode(j->s + vs, ve - vs, &b) || al_buf_detach(&b, &out, NULL)) {
+    if (mcp_json_string_decode(j->s + vs, ve - vs, &b) || common_buf_detach(&b, &out, NULL)) {
         j->nomem = b.failed;
-        al_buf_release(&b);
+        common_buf_release(&b);
         return NULL;
     }
     return out;

@@ -10,6 +10,7 @@
 #define OFFLOADFS_AGENTLINK_MCP_JOB_H
 
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 
 #include <stddef.h>
 
@@ -71,7 +72,7 @@ typedef struct job {
     size_t ip_start, ip_end, ip_dlen;
     edit *ed;
     size_t ned, caped;
-    al_buf note;
+    common_buf note;
     int nomem;
     mcp_later *later;   /* a read tool answer whose search runs (rewrite.c) */
 } job;
@@ -88,7 +89,7 @@ int mcp_job_edit_cmp(const void *a, const void *b);
 
 /* Appends [FROM, TO) of the message with the edits from FIRST on that lie
  * inside it applied (in order) to B. */
-void mcp_job_splice(const job *j, size_t first, size_t from, size_t to, al_buf *b);
+void mcp_job_splice(const job *j, size_t first, size_t from, size_t to, common_buf *b);
 
 /* Frees the job's edits and note. */
 void mcp_job_release(job *j);

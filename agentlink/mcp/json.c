@@ -9,6 +9,7 @@
  * stack of brackets, not with recursion, so no input can exhaust the
  * stack. */
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -300,18 +301,18 @@ int mcp_json_iter_next(mcp_json_iter *it, size_t *ks, size_t *ke, size_t *vs, si
 int mcp_json_string_is(const char *s, size_t n, const char *name)
 {
     size_t k = strlen(name);
-    al_buf b = {0};
+    common_buf b = {0};
     int eq;
     if (n < 2 || s[0] != '"')
         return 0;
     if (!memchr(s, '\\', n)) /* the common case: no escape */
         return n == k + 2 && memcmp(s + 1, name, k) == 0;
     if (mcp_json_string_decode(s, n, &b)) {
-        al_buf_release(&b);
+        common_buf_release(&b);
         return 0;
     }
     eq = b.len == k && memcmp(b.p, name, k) == 0;
-    al_buf_release(&b);
+    common_buf_release(&b);
     return eq;
 }
 
@@ -360,7 +361,7 @@ int mcp_json_members(const char *s, size_t n, size_t pos, const char *const *nam
     return 0;
 }
 
-static void add_utf8(al_buf *b, unsigned cp)
+static void add_utf8(common_buf *b, unsigned cp)
 {
     char u[4];
     size_t k;
@@ -383,7 +384,7 @@ static void add_utf8(al_buf *b, unsigned cp)
         u[3] = (char)(0x80 | (cp & 0x3f));
         k = 4;
     }
-    al_buf_add(b, u, k);
+    common_buf_add(b, u, k);
 }
 
 static unsigned hex4(const char *p)
@@ -391,7 +392,7 @@ static unsigned hex4(const char *p)
     return (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
 }
 
-int mcp_json_string_decode(const char *s, size_t n, al_buf *b)
+int mcp_json_string_decode(const char *s, size_t n, common_buf *b)
 {
     size_t i = 1, end = n - 1, pos = 0;
     if (n < 2 || s[0] != '"' || skip_string(s, n, &pos) || pos != n)
@@ -399,18 +400,18 @@ int mcp_json_string_decode(const char *s, size_t n, al_buf *b)
     while (i < end) {
         const char *bs = memchr(s + i, '\\', end - i);
         size_t run = bs ? (size_t)(bs - (s + i)) : end - i;
-        al_buf_add(b, s + i, run);
+        common_buf_add(b, s + i, run);
         i += run;
         if (i >= end)
             break;
         char c = s[i + 1];
         i += 2;
         switch (c) {
-        case 'b': al_buf_addc(b, '\b'); break;
-        case 'f': al_buf_addc(b, '\f'); break;
-        case 'n': al_buf_addc(b, '\n'); break;
-        case 'r': al_buf_addc(b, '\r'); break;
-        case 't': al_buf_addc(b, '\t'); break;
+        case 'b': common_buf_addc(b, '\b'); break;
+        case 'f': common_buf_addc(b, '\f'); break;
+        case 'n': common_buf_addc(b, '\n'); break;
+        case 'r': common_buf_addc(b, '\r'); break;
+        case 't': common_buf_addc(b, '\t'); break;
         case 'u': {
             unsigned cp = hex4(s + i);
             i += 4;
@@ -426,7 +427,7 @@ int mcp_json_string_decode(const char *s, size_t n, al_buf *b)
             add_utf8(b, cp);
             break;
         }
-        default: al_buf_addc(b, c); break; /* '"', '\\', '/' */
+        default: common_buf_addc(b, c); break; /* '"', '\\', '/' */
         }
     }
     return b->failed ? ENOMEM : 0;
@@ -461,18 +462,18 @@ int mcp_json_escape_flaw(const char *s, size_t n, char *what, size_t whatsz)
     return 0;
 }
 
-void mcp_json_string_encode(al_buf *b, const char *s, size_t n)
+void mcp_json_string_encode(common_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
-    al_buf_addc(b, '"');
+    common_buf_addc(b, '"');
     while (i < n) {
         size_t run = i;
         /* Plain ASCII runs go in one copy. */
         while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
             run++;
-        al_buf_add(b, s + i, run - i);
+        common_buf_add(b, s + i, run - i);
         i = run;
         if (i >= n)
             break;
@@ -480,30 +481,30 @@ void mcp_json_string_encode(al_buf *b, const char *s, size_t n)
         if (c >= 0x80) {
             size_t q = store_utf8_len(p + i, n - i);
             if (q == 0) {
-                al_buf_adds(b, "\\ufffd");
+                common_buf_adds(b, "\\ufffd");
                 i++;
             } else {
-                al_buf_add(b, s + i, q);
+                common_buf_add(b, s + i, q);
                 i += q;
             }
             continue;
         }
         i++;
         switch (c) {
-        case '"': al_buf_adds(b, "\\\""); break;
-        case '\\': al_buf_adds(b, "\\\\"); break;
-        case '\n': al_buf_adds(b, "\\n"); break;
-        case '\r': al_buf_adds(b, "\\r"); break;
-        case '\t': al_buf_adds(b, "\\t"); break;
-        case '\b': al_buf_adds(b, "\\b"); break;
-        case '\f': al_buf_adds(b, "\\f"); break;
+        case '"': common_buf_adds(b, "\\\""); break;
+        case '\\': common_buf_adds(b, "\\\\"); break;
+        case '\n': common_buf_adds(b, "\\n"); break;
+        case '\r': common_buf_adds(b, "\\r"); break;
+        case '\t': common_buf_adds(b, "\\t"); break;
+        case '\b': common_buf_adds(b, "\\b"); break;
+        case '\f': common_buf_adds(b, "\\f"); break;
         default: {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            al_buf_add(b, e, 6);
+            common_buf_add(b, e, 6);
         }
         }
     }
-    al_buf_addc(b, '"');
+    common_buf_addc(b, '"');
 }
 
 /* ---- the string codec in place ----------------------------------------------

@@ -71,6 +71,7 @@
 
 #include "agentlink/agentlink.h"
 #include "agentlink/internal.h"
+#include "common/buf.h"
 
 #include <regex.h>
 #include <stddef.h>
@@ -151,7 +152,7 @@ int mcp_json_string_is(const char *s, size_t n, const char *name);
 /* Decodes the string token [S, S+N) (quotes included) into B (appended;
  * \u escapes become UTF-8, a lone surrogate U+FFFD). Returns 0, EINVAL
  * (not a string token) or ENOMEM (B failed). */
-int mcp_json_string_decode(const char *s, size_t n, al_buf *b);
+int mcp_json_string_decode(const char *s, size_t n, common_buf *b);
 
 /* Whether the JSON text [S, S+N) (valid: mcp_json_skip checked it) holds,
  * in any of its strings, an escape a C string cannot carry as it is: \u0000
@@ -165,7 +166,7 @@ int mcp_json_escape_flaw(const char *s, size_t n, char *what, size_t whatsz);
 /* Appends the N bytes at S to B as a JSON string token: quotes, escapes
  * for '"', '\\' and control characters; bytes that are not valid UTF-8
  * become \ufffd, so the token is always valid JSON text. */
-void mcp_json_string_encode(al_buf *b, const char *s, size_t n);
+void mcp_json_string_encode(common_buf *b, const char *s, size_t n);
 
 /* Whether the string token [S, S+N) (checked by the scanner: quotes
  * included, N >= 2) is canonical, exactly what mcp_json_string_encode()
@@ -211,7 +212,7 @@ void mcp_sc_scan_release(mcp_sc_scan *sc);
  * "path": PATH, "bytes": BYTES, "read": a sentence saying how to read it
  * (naming the read tool when READ_TOOL)}, "media": [SC's media objects,
  * copied from S, when any]}. A failed append sets B->failed. */
-void mcp_sc_pointer(al_buf *b, const char *path, uint64_t bytes, int read_tool, const char *s,
+void mcp_sc_pointer(common_buf *b, const char *path, uint64_t bytes, int read_tool, const char *s,
                     const mcp_sc_scan *sc);
 
 /* Appends to B the outputSchema object at [OS, OE) of S (N bytes, checked)
@@ -219,7 +220,7 @@ void mcp_sc_pointer(al_buf *b, const char *path, uint64_t bytes, int read_tool, 
  * its "$schema", "$id", "$defs" and "definitions" (which must stay at the
  * root), "anyOf": [the schema without those, the pointer's schema]}.
  * Returns 0, EINVAL (not an object) or ENOMEM. */
-int mcp_sc_schema(al_buf *b, const char *s, size_t n, size_t os, size_t oe);
+int mcp_sc_schema(common_buf *b, const char *s, size_t n, size_t os, size_t oe);
 
 /* ---- The rewriter (rewrite.c, read.c) --------------------------- */
 typedef struct mcp_rewriter mcp_rewriter;

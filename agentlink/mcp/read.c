@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "common/buf.h"
 
 /* Room kept outside the budget for the header and the last line. */
 #define READ_FRAME 512u
@@ -50,15 +51,15 @@ struct mcp_read_op {
     mcp_search_job *job;
 };
 
-static int answer(al_buf *b, char **text, size_t *tlen, int *is_error, int err)
+static int answer(common_buf *b, char **text, size_t *tlen, int *is_error, int err)
 {
     *is_error = err;
-    return al_buf_detach(b, text, tlen);
+    return common_buf_detach(b, text, tlen);
 }
 
 /* An integer argument: absent (DEF; *GIVEN 0), else a whole number >= MIN. */
 static int int_arg(const cJSON *args, const char *name, uint64_t def, double min,
-                   uint64_t *out, int *given, al_buf *b)
+                   uint64_t *out, int *given, common_buf *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
     *given = 0;
@@ -68,8 +69,8 @@ static int int_arg(const cJSON *args, const char *name, uint64_t def, double min
     }
     if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > 9e15 ||
         floor(v->valuedouble) != v->valuedouble) {
-        al_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least %.0f%s",
-                    name, min, strcmp(name, "offset") == 0 ? " (the first line is 1)"
+        common_buf_addf(b, MCP_READ_TOOL ": \"%s\" must be a whole number of at least %.0f%s",
+                        name, min, strcmp(name, "offset") == 0 ? " (the first line is 1)"
                                : strcmp(name, "byte_offset") == 0 ? " (the first byte is 0)"
                                                                   : "");
         return -1;
@@ -84,28 +85,28 @@ static int int_arg(const cJSON *args, const char *name, uint64_t def, double min
  * argument: ARGS is the arguments' JSON text (LEN bytes). Returns 0 when
  * there is none (or ARGS is no object: parse_args says so), else -1 with
  * the message in B. */
-static int refuse_escapes(const char *args, size_t len, al_buf *b)
+static int refuse_escapes(const char *args, size_t len, common_buf *b)
 {
     mcp_json_iter it;
     size_t ks, ke, vs, ve;
     char what[96];
-    al_buf name = {0};
+    common_buf name = {0};
     int r;
     if (mcp_json_iter_begin(&it, args, len, 0) || it.close != '}')
         return 0;
     while ((r = mcp_json_iter_next(&it, &ks, &ke, &vs, &ve)) == 1) {
         if (mcp_json_escape_flaw(args + ks, ke - ks, what, sizeof what)) {
-            al_buf_addf(b, MCP_READ_TOOL ": an argument's name holds %s; the arguments are "
-                        "\"path\", \"offset\", \"limit\" and \"pattern\"", what);
+            common_buf_addf(b, MCP_READ_TOOL ": an argument's name holds %s; the arguments are "
+                            "\"path\", \"offset\", \"limit\" and \"pattern\"", what);
             return -1;
         }
         if (mcp_json_escape_flaw(args + vs, ve - vs, what, sizeof what)) {
             if (mcp_json_string_decode(args + ks, ke - ks, &name) == 0)
-                al_buf_addc(&name, '\0');
-            al_buf_addf(b, MCP_READ_TOOL ": \"%.64s\" holds %s, which no offloaded result's "
-                        "path, key or pattern can hold: send the text without it",
-                        name.failed || !name.p ? "?" : name.p, what);
-            al_buf_release(&name);
+                common_buf_addc(&name, '\0');
+            common_buf_addf(b, MCP_READ_TOOL ": \"%.64s\" holds %s, which no offloaded result's "
+                            "path, key or pattern can hold: send the text without it",
+                            name.failed || !name.p ? "?" : name.p, what);
+            common_buf_release(&name);
             return -1;
         }
     }
@@ -113,14 +114,14 @@ static int refuse_escapes(const char *args, size_t len, al_buf *b)
 }
 
 /* Checks the arguments; on a refusal B holds the message. */
-static int parse_args(const cJSON *args, rq *r, al_buf *b)
+static int parse_args(const cJSON *args, rq *r, common_buf *b)
 {
     const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
     const cJSON *pat = cJSON_GetObjectItemCaseSensitive(args, "pattern");
     int g[4];
     if (!cJSON_IsObject(args) || !cJSON_IsString(path) || !path->valuestring[0]) {
-        al_buf_adds(b, MCP_READ_TOOL " needs \"path\": the path the offloaded result's "
-                    "pointer names (or its bare key), as a string");
+        common_buf_adds(b, MCP_READ_TOOL " needs \"path\": the path the offloaded result's "
+                        "pointer names (or its bare key), as a string");
         return -1;
     }
     r->path = path->valuestring;
@@ -131,14 +132,14 @@ static int parse_args(const cJSON *args, rq *r, al_buf *b)
         return -1;
     r->bytes = g[2] || g[3];
     if (r->bytes && (g[0] || g[1] || (pat && !cJSON_IsNull(pat)))) {
-        al_buf_adds(b, MCP_READ_TOOL ": give either \"byte_offset\"/\"byte_limit\" (a byte "
-                    "range) or \"offset\"/\"limit\"/\"pattern\" (lines), not both");
+        common_buf_adds(b, MCP_READ_TOOL ": give either \"byte_offset\"/\"byte_limit\" (a byte "
+                        "range) or \"offset\"/\"limit\"/\"pattern\" (lines), not both");
         return -1;
     }
     if (pat && !cJSON_IsNull(pat)) {
         if (!cJSON_IsString(pat)) {
-            al_buf_adds(b, MCP_READ_TOOL ": \"pattern\" must be a string (a POSIX extended "
-                        "regular expression)");
+            common_buf_adds(b, MCP_READ_TOOL ": \"pattern\" must be a string (a POSIX extended "
+                            "regular expression)");
             return -1;
         }
         r->pattern = pat->valuestring[0] ? pat->valuestring : NULL;
@@ -147,33 +148,33 @@ static int parse_args(const cJSON *args, rq *r, al_buf *b)
 }
 
 /* Says why KEY cannot be read (RC from al_store_get; E its entry). */
-static void say_unreadable(al_buf *b, al_store *h, const char *path, int rc, const al_entry *e)
+static void say_unreadable(common_buf *b, al_store *h, const char *path, int rc, const al_entry *e)
 {
     char when[40];
     if (rc == AL_EEVICTED) {
         al_time_format(e->gone_ns, when, sizeof when);
-        al_buf_addf(b, "%s is no longer available: it was %s at %s%s. Its content is gone; "
-                    "run the tool that produced it again to get the result anew.",
-                    path, e->gone_reason == AL_REASON_REMOVED ? "removed" : "evicted", when,
-                    e->gone_reason == AL_REASON_REMOVED
+        common_buf_addf(b, "%s is no longer available: it was %s at %s%s. Its content is gone; "
+                        "run the tool that produced it again to get the result anew.",
+                        path, e->gone_reason == AL_REASON_REMOVED ? "removed" : "evicted", when,
+                        e->gone_reason == AL_REASON_REMOVED
                         ? " (agentlink rm or drop-referenced)"
                         : " to keep the store under its size bound (max_total_bytes)");
     } else if (rc == AL_ENOSTORE) { /* removed, or never made: every path fails */
-        al_buf_addf(b, "Cannot read %s: there is no store at %s (it was removed, or the proxy "
-                    "was started with another --store), so no offloaded result can be read. "
-                    "Run the tool that produced it again to get the result anew.", path,
-                    al_store_dir(h));
+        common_buf_addf(b, "Cannot read %s: there is no store at %s (it was removed, or the proxy "
+                        "was started with another --store), so no offloaded result can be read. "
+                        "Run the tool that produced it again to get the result anew.", path,
+                        al_store_dir(h));
     } else if (rc == AL_ENOTFOUND) {
-        al_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
-                    "(namespace '%s'). Use the exact path the pointer text gave.", path,
-                    al_store_namespace(h));
+        common_buf_addf(b, "No offloaded result at %s: nothing was ever stored under that name "
+                        "(namespace '%s'). Use the exact path the pointer text gave.", path,
+                        al_store_namespace(h));
     } else if (rc == AL_EUNREACHABLE) { /* unknown: not "evicted", not "never written" */
-        al_buf_addf(b, "Cannot read %s now: it is not in this host's store, and the store's "
-                    "remote could not answer (%s). The result may still exist: try again "
-                    "later; do not run the tool again for this reason alone.", path,
-                    al_store_remote_message(h));
+        common_buf_addf(b, "Cannot read %s now: it is not in this host's store, and the store's "
+                        "remote could not answer (%s). The result may still exist: try again "
+                        "later; do not run the tool again for this reason alone.", path,
+                        al_store_remote_message(h));
     } else {
-        al_buf_addf(b, "Cannot read %s: %s.", path, al_strerror(rc));
+        common_buf_addf(b, "Cannot read %s: %s.", path, al_strerror(rc));
     }
 }
 
@@ -187,100 +188,100 @@ static size_t utf8_clip(const char *s, size_t n, size_t max)
 }
 
 /* The header line: what the answer shows. */
-static void say_header(al_buf *b, const rq *r, const mcp_search *s, const char *path,
+static void say_header(common_buf *b, const rq *r, const mcp_search *s, const char *path,
                        uint64_t shown, uint64_t first, uint64_t last, uint64_t total,
                        size_t len)
 {
     if (s && shown)
-        al_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
-                    " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
-                    shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
+        common_buf_addf(b, "%s: %" PRIu64 " line%s matching /%s/ from line %" PRIu64
+                        " (lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 ")\n", path, shown,
+                        shown == 1 ? "" : "s", r->pattern, r->offset, first, last, total);
     else if (s && s->stopped && s->searched < r->offset) /* not even the first line */
-        al_buf_addf(b, "%s: no line matching /%s/ found: the search stopped in line %" PRIu64
-                    ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
-                    total);
+        common_buf_addf(b, "%s: no line matching /%s/ found: the search stopped in line %" PRIu64
+                        ", the first it tried (of %" PRIu64 ")\n", path, r->pattern, r->offset,
+                        total);
     else if (s && s->stopped)
-        al_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
-                    PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
+        common_buf_addf(b, "%s: no line matching /%s/ in lines %" PRIu64 "-%" PRIu64 " (of %"
+                        PRIu64 ")\n", path, r->pattern, r->offset, s->searched, total);
     else if (s)
-        al_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
-                    " lines)\n", path, r->pattern, r->offset, total);
+        common_buf_addf(b, "%s: no line matching /%s/ from line %" PRIu64 " to its end (%" PRIu64
+                        " lines)\n", path, r->pattern, r->offset, total);
     else if (shown)
-        al_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
-                    first, last, total, len);
+        common_buf_addf(b, "%s: lines %" PRIu64 "-%" PRIu64 " of %" PRIu64 " (%zu bytes)\n", path,
+                        first, last, total, len);
     else
-        al_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
-                    total, total == 1 ? "" : "s", r->offset);
+        common_buf_addf(b, "%s: has %" PRIu64 " line%s, none from line %" PRIu64 "\n", path,
+                        total, total == 1 ? "" : "s", r->offset);
 }
 
 /* Says that the stored text is not the whole result (E was cut when
  * stored): its line numbers and a search cover the head and tail kept. */
-static void say_cut(al_buf *b, const al_entry *e, int searched)
+static void say_cut(common_buf *b, const al_entry *e, int searched)
 {
     if (!e->truncated)
         return;
-    al_buf_addf(b, "[this result was cut when stored: of its %" PRIu64 " bytes, the head and "
-                "tail kept are %" PRIu64 "; one line \"[... offloadfs: N bytes cut here ...]\" "
-                "replaces the middle, which is gone. Line numbers count what was kept%s]\n",
-                e->original_size, e->size, searched ? ", and only that was searched" : "");
+    common_buf_addf(b, "[this result was cut when stored: of its %" PRIu64 " bytes, the head and "
+                    "tail kept are %" PRIu64 "; one line \"[... offloadfs: N bytes cut here ...]\" "
+                    "replaces the middle, which is gone. Line numbers count what was kept%s]\n",
+                    e->original_size, e->size, searched ? ", and only that was searched" : "");
 }
 
 /* The arguments of a call that reads LIMIT bytes from byte OFFSET, as JSON. */
-static void say_bytes_call(al_buf *b, const char *path, uint64_t offset, uint64_t limit)
+static void say_bytes_call(common_buf *b, const char *path, uint64_t offset, uint64_t limit)
 {
-    al_buf_adds(b, "{\"path\": ");
+    common_buf_adds(b, "{\"path\": ");
     mcp_json_string_encode(b, path, strlen(path));
-    al_buf_addf(b, ", \"byte_offset\": %" PRIu64 ", \"byte_limit\": %" PRIu64 "}", offset,
-                limit);
+    common_buf_addf(b, ", \"byte_offset\": %" PRIu64 ", \"byte_limit\": %" PRIu64 "}", offset,
+                    limit);
 }
 
 /* The arguments of a call that goes on from line OFFSET, as JSON. */
-static void say_call(al_buf *b, const rq *r, const char *path, uint64_t offset)
+static void say_call(common_buf *b, const rq *r, const char *path, uint64_t offset)
 {
-    al_buf_adds(b, "{\"path\": ");
+    common_buf_adds(b, "{\"path\": ");
     mcp_json_string_encode(b, path, strlen(path));
-    al_buf_addf(b, ", \"offset\": %" PRIu64 ", \"limit\": %" PRIu64, offset, r->limit);
+    common_buf_addf(b, ", \"offset\": %" PRIu64 ", \"limit\": %" PRIu64, offset, r->limit);
     if (r->pattern) {
-        al_buf_adds(b, ", \"pattern\": ");
+        common_buf_adds(b, ", \"pattern\": ");
         mcp_json_string_encode(b, r->pattern, strlen(r->pattern));
     }
-    al_buf_adds(b, "}");
+    common_buf_adds(b, "}");
 }
 
 /* The last line: how to go on. LAST is the last line shown (0: none); MORE
  * says the limit or the budget cut the answer short. */
-static void say_tail(al_buf *b, const rq *r, const mcp_search *s, const char *path,
+static void say_tail(common_buf *b, const rq *r, const mcp_search *s, const char *path,
                      uint64_t last, int more)
 {
     if (more && last) {
-        al_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with ",
-                    s ? "matching lines may follow" : "lines follow");
+        common_buf_addf(b, "[more %s: call " MCP_READ_TOOL " with ",
+                        s ? "matching lines may follow" : "lines follow");
         say_call(b, r, path, last + 1);
-        al_buf_adds(b, " to continue]");
+        common_buf_adds(b, " to continue]");
     } else if (s && s->stopped) {
         uint64_t at = s->searched + 1;
-        al_buf_addf(b, "[the search stopped after %.1f s, in line %" PRIu64 ": no line from "
-                    "there on was searched. To go on, call " MCP_READ_TOOL " with ",
-                    s->seconds, at);
+        common_buf_addf(b, "[the search stopped after %.1f s, in line %" PRIu64 ": no line from "
+                        "there on was searched. To go on, call " MCP_READ_TOOL " with ",
+                        s->seconds, at);
         say_call(b, r, path, at);
-        al_buf_addf(b, " (offset %" PRIu64 " skips that line), or run grep -nE on %s]", at + 1,
-                    path);
+        common_buf_addf(b, " (offset %" PRIu64 " skips that line), or run grep -nE on %s]", at + 1,
+                        path);
     } else if (last) {
-        al_buf_adds(b, "[end of the result]");
+        common_buf_adds(b, "[end of the result]");
     }
 }
 
 /* Writes the lines of DATA (LEN bytes) the request asks for into B: every
  * line from the offset, or with a pattern the lines S found; E says whether
  * the stored text was cut. */
-static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
+static int emit_lines(common_buf *b, const char *data, size_t len, const rq *r,
                       const mcp_search *s, size_t budget, const char *path, uint64_t total,
                       const al_entry *e)
 {
     uint64_t lineno = 0, shown = 0, first = 0, last = 0, k = 0;
     size_t used = 0, pos = 0;
     int more = 0;
-    al_buf body = {0};
+    common_buf body = {0};
 
     while (pos < len) {
         const char *nl = memchr(data + pos, '\n', len - pos);
@@ -306,19 +307,19 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
             break;
         }
         k++;
-        al_buf_add(&body, num, (size_t)nn);
+        common_buf_add(&body, num, (size_t)nn);
         if (used + need > budget) { /* the first line alone is too long: clip it */
             size_t room = budget > used + (size_t)nn + 1 ? budget - used - (size_t)nn - 1 : 0;
             size_t c = utf8_clip(line, ll, room);
-            al_buf_add(&body, line, c);
-            al_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; the "
-                        "rest: call " MCP_READ_TOOL " with ", lineno, c, ll);
+            common_buf_add(&body, line, c);
+            common_buf_addf(&body, "\n[line %" PRIu64 " clipped: %zu of its %zu bytes shown; the "
+                            "rest: call " MCP_READ_TOOL " with ", lineno, c, ll);
             say_bytes_call(&body, path, (uint64_t)(line - data) + c, ll - c);
-            al_buf_adds(&body, "]\n");
+            common_buf_adds(&body, "]\n");
             used = budget;
         } else {
-            al_buf_add(&body, line, ll);
-            al_buf_addc(&body, '\n');
+            common_buf_add(&body, line, ll);
+            common_buf_addc(&body, '\n');
             used += need;
         }
         if (!shown)
@@ -330,8 +331,8 @@ static int emit_lines(al_buf *b, const char *data, size_t len, const rq *r,
         more = 1;
     say_header(b, r, s, path, shown, first, last, total, len);
     say_cut(b, e, s != NULL);
-    al_buf_add(b, body.p, body.len);
-    al_buf_release(&body);
+    common_buf_add(b, body.p, body.len);
+    common_buf_release(&body);
     say_tail(b, r, s, path, last, more);
     return b->failed ? ENOMEM : 0;
 }
@@ -356,15 +357,15 @@ static size_t invalid_utf8(const char *s, size_t n)
  * bytes exactly, and a last line saying how to go on. At most BUDGET bytes
  * are shown; a range cut there ends at a character boundary (when one is
  * near), and the next call starts where it ends. */
-static int emit_bytes(al_buf *b, const char *data, size_t len, const rq *r, size_t budget,
+static int emit_bytes(common_buf *b, const char *data, size_t len, const rq *r, size_t budget,
                       const char *path, const al_entry *e)
 {
     uint64_t a = r->byte_offset, want, show, end;
     size_t bad;
     if (a >= len) {
-        al_buf_addf(b, "%s: has %zu bytes: byte_offset %" PRIu64 " is past its end\n", path,
-                    len, a);
-        al_buf_adds(b, "[end of the result]");
+        common_buf_addf(b, "%s: has %zu bytes: byte_offset %" PRIu64 " is past its end\n", path,
+                        len, a);
+        common_buf_adds(b, "[end of the result]");
         return b->failed ? ENOMEM : 0;
     }
     want = len - a;
@@ -378,26 +379,26 @@ static int emit_bytes(al_buf *b, const char *data, size_t len, const rq *r, size
     }
     end = a + show;
     bad = invalid_utf8(data + a, (size_t)show);
-    al_buf_addf(b, "%s: bytes %" PRIu64 "-%" PRIu64 " of %zu (byte_offset %" PRIu64 ", %" PRIu64
-                " bytes)", path, a, end, len, a, show);
+    common_buf_addf(b, "%s: bytes %" PRIu64 "-%" PRIu64 " of %zu (byte_offset %" PRIu64 ", %" PRIu64
+                    " bytes)", path, a, end, len, a, show);
     if (bad)
-        al_buf_addf(b, "; %zu byte%s of this range %s not valid UTF-8 (a character cut at "
-                    "its edge, or binary data), shown as U+FFFD", bad, bad == 1 ? "" : "s",
-                    bad == 1 ? "is" : "are");
-    al_buf_addc(b, '\n');
-    al_buf_add(b, data + a, (size_t)show);
-    al_buf_addc(b, '\n');
+        common_buf_addf(b, "; %zu byte%s of this range %s not valid UTF-8 (a character cut at "
+                        "its edge, or binary data), shown as U+FFFD", bad, bad == 1 ? "" : "s",
+                        bad == 1 ? "is" : "are");
+    common_buf_addc(b, '\n');
+    common_buf_add(b, data + a, (size_t)show);
+    common_buf_addc(b, '\n');
     if (show < want) {
-        al_buf_adds(b, "[more bytes of the range follow: call " MCP_READ_TOOL " with ");
+        common_buf_adds(b, "[more bytes of the range follow: call " MCP_READ_TOOL " with ");
         say_bytes_call(b, path, end, r->byte_limit ? r->byte_limit - show : budget);
-        al_buf_adds(b, " to continue]");
+        common_buf_adds(b, " to continue]");
     } else if (end < len) {
-        al_buf_addf(b, "[the range ends here; the result goes on for %" PRIu64 " bytes: call "
-                    MCP_READ_TOOL " with ", (uint64_t)len - end);
+        common_buf_addf(b, "[the range ends here; the result goes on for %" PRIu64 " bytes: call "
+                        MCP_READ_TOOL " with ", (uint64_t)len - end);
         say_bytes_call(b, path, end, r->byte_limit ? r->byte_limit : budget);
-        al_buf_adds(b, " to read on]");
+        common_buf_adds(b, " to read on]");
     } else {
-        al_buf_adds(b, e->truncated ? "[end of the stored result, which was cut when stored]"
+        common_buf_adds(b, e->truncated ? "[end of the stored result, which was cut when stored]"
                                     : "[end of the result]");
     }
     return b->failed ? ENOMEM : 0;
@@ -430,7 +431,7 @@ double mcp_read_op_deadline(const mcp_read_op *op)
 int mcp_read_op_finish(mcp_read_op *op, char **text, size_t *tlen, int *is_error)
 {
     mcp_search found;
-    al_buf b = {0};
+    common_buf b = {0};
     int rc = mcp_search_finish(op->job, 1, &found);
     op->job = NULL;
     regfree(&op->re);
@@ -446,7 +447,7 @@ int mcp_read_op_finish(mcp_read_op *op, char **text, size_t *tlen, int *is_error
 
 /* Starts the pattern search of OP, for as many matches as an answer within
  * its budget can show and one more. On failure B says why. */
-static int search_start(al_buf *b, mcp_read_op *op)
+static int search_start(common_buf *b, mcp_read_op *op)
 {
     uint64_t max = op->budget / 3 + 1; /* a shown line takes 3 bytes at least */
     int rc = mcp_search_start(op->data, op->dlen, &op->re, op->r.offset,
@@ -455,44 +456,44 @@ static int search_start(al_buf *b, mcp_read_op *op)
     if (rc == ENOMEM)
         b->failed = 1;
     else if (rc)
-        al_buf_addf(b, "Cannot search now: %s.", strerror(rc));
+        common_buf_addf(b, "Cannot search now: %s.", strerror(rc));
     return rc;
 }
 
 /* Compiles the request's pattern into OP->re; on a refusal B says why. */
-static int compile(al_buf *b, mcp_read_op *op)
+static int compile(common_buf *b, mcp_read_op *op)
 {
     const char *refusal = mcp_pattern_refusal(op->r.pattern);
     int c;
     if (refusal) {
-        al_buf_addf(b, MCP_READ_TOOL ": \"pattern\" %s", refusal);
+        common_buf_addf(b, MCP_READ_TOOL ": \"pattern\" %s", refusal);
         return -1;
     }
     c = regcomp(&op->re, op->r.pattern, REG_EXTENDED | REG_NOSUB);
     if (c) {
         char why[256];
         regerror(c, &op->re, why, sizeof why);
-        al_buf_addf(b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
-                    "expression: %s", why);
+        common_buf_addf(b, MCP_READ_TOOL ": \"pattern\" is not a POSIX extended regular "
+                        "expression: %s", why);
         return -1;
     }
     return 0;
 }
 
 /* Reads the entry the request names into OP; on failure B says why. */
-static int fetch(al_buf *b, al_store *h, mcp_read_op *op)
+static int fetch(common_buf *b, al_store *h, mcp_read_op *op)
 {
     char *key = NULL;
     al_textinfo ti;
     int rc = al_store_key_of(h, op->r.path, &key);
     if (rc == AL_ENOTMOUNT)
-        al_buf_addf(b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
-                    op->r.path, al_store_mount(h));
+        common_buf_addf(b, "%s is not an offloaded result's path: expected %s/KEY or a bare key.",
+                        op->r.path, al_store_mount(h));
     else if (rc == ENOMEM)
         b->failed = 1;
     else if (rc)
-        al_buf_addf(b, "%s is not an offloaded result's path: its key %s.", op->r.path,
-                    al_strerror(rc));
+        common_buf_addf(b, "%s is not an offloaded result's path: its key %s.", op->r.path,
+                        al_strerror(rc));
     if (rc)
         return rc;
     rc = al_store_get(h, key, &op->data, &op->dlen, &op->e);
@@ -514,7 +515,7 @@ int mcp_read_begin(al_store *h, const char *args, size_t len, size_t budget, mcp
                    char **text, size_t *tlen, int *is_error)
 {
     mcp_read_op *op = calloc(1, sizeof *op);
-    al_buf b = {0};
+    common_buf b = {0};
     int err = 1, have_re = 0;
 
     *out = NULL;
@@ -528,7 +529,7 @@ int mcp_read_begin(al_store *h, const char *args, size_t len, size_t budget, mcp
     if (parse_args(op->args, &op->r, &b))
         goto done;
     if (!h) {
-        al_buf_addf(&b, "Cannot read %s: the proxy has no store open.", op->r.path);
+        common_buf_addf(&b, "Cannot read %s: the proxy has no store open.", op->r.path);
         goto done;
     }
     if (op->r.pattern && compile(&b, op))
@@ -541,7 +542,7 @@ int mcp_read_begin(al_store *h, const char *args, size_t len, size_t budget, mcp
             goto done;
         have_re = 0; /* the op holds it now */
         *out = op;
-        al_buf_release(&b);
+        common_buf_release(&b);
         return 0;
     }
     if (op->r.bytes)
@@ -561,22 +562,22 @@ done:
 char *mcp_read_tool_def(const al_store *h)
 {
     const char *mount = h ? al_store_mount(h) : "/large_tool_results";
-    al_buf b = {0}, d = {0};
+    common_buf b = {0}, d = {0};
     char *out = NULL;
-    al_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
-                "stored under %s (the text that replaced it names its path). Returns "
-                "numbered lines: page with offset and limit, or keep only the lines "
-                "matching pattern (a POSIX extended regular expression); or exact bytes "
-                "with byte_offset and byte_limit (for a line too long for one answer, such "
-                "as minified JSON or base64). A result that "
-                "was evicted must be produced again by running its tool again.", mount);
-    al_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
+    common_buf_addf(&d, "Read a tool result that was too large for the conversation and was "
+                    "stored under %s (the text that replaced it names its path). Returns "
+                    "numbered lines: page with offset and limit, or keep only the lines "
+                    "matching pattern (a POSIX extended regular expression); or exact bytes "
+                    "with byte_offset and byte_limit (for a line too long for one answer, such "
+                    "as minified JSON or base64). A result that "
+                    "was evicted must be produced again by running its tool again.", mount);
+    common_buf_adds(&b, "{\"name\":\"" MCP_READ_TOOL "\",\"description\":");
     mcp_json_string_encode(&b, d.p ? d.p : "", d.len);
-    al_buf_adds(&b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
-                "names (");
-    al_buf_add_printable(&b, mount, strlen(mount));
-    al_buf_adds(&b, "/KEY), or the bare key.\"},"
+    common_buf_adds(&b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                    "\"path\":{\"type\":\"string\",\"description\":\"The path the pointer "
+                    "names (");
+    common_buf_add_printable(&b, mount, strlen(mount));
+    common_buf_adds(&b, "/KEY), or the bare key.\"},"
                 "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
                 "\"First line to read, 1-based (default 1).\"},"
                 "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
@@ -594,8 +595,8 @@ char *mcp_read_tool_def(const al_store *h)
                 "\"With byte_offset: how many bytes to read (default: as many as one "
                 "answer holds).\"}},"
                 "\"required\":[\"path\"]}}");
-    al_buf_release(&d);
-    if (al_buf_detach(&b, &out, NULL))
+    common_buf_release(&d);
+    if (common_buf_detach(&b, &out, NULL))
         return NULL;
     return out;
 }

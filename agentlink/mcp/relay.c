@@ -13,6 +13,9 @@
  * until its answer is ready. The server runs in its own process group;
  * signals passed on and the proxy's own stop go to that group. */
 #include "agentlink/mcp/mcp.h"
+#include "common/array.h"
+#include "common/buf.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +69,7 @@ typedef struct relay {
     const char *cmd;
     uint64_t max;            /* the largest message taken (mcp_relay_opts) */
     side c2s, s2c;
-    al_buf answers;          /* read tool answers for the client */
+    common_buf answers;          /* read tool answers for the client */
     size_t answers_off;      /* of answers, bytes written */
     pid_t child;             /* also the server's process group */
     int status, reaped;      /* reaped: it exited, and is held as a zombie
@@ -76,9 +79,9 @@ typedef struct relay {
     int client_closed;       /* the client closed stdin */
     int heard;               /* bytes came from the server since the last poll */
     long quiet_since;        /* since when the proxy waits for the server with
-                                nothing in hand (ms_now()), or -1 */
+                                nothing in hand (common_clock_ms()), or -1 */
     int stop_step;           /* 0, 1 once sent SIGTERM, 2 once SIGKILL */
-    long term_at;            /* when SIGTERM was sent (ms_now()) */
+    long term_at;            /* when SIGTERM was sent (common_clock_ms()) */
     int sent;                /* the last signal the proxy sent the server, or 0 */
     mcp_later **later;       /* read tool answers whose search runs */
     size_t nlater, caplater;
@@ -295,11 +298,11 @@ static void client_write(relay *r)
 /* Queues an answer TEXT (LEN bytes, a message) for the client. */
 static void answer_queue(relay *r, const char *text, size_t len)
 {
-    al_buf_add(&r->answers, text, len);
-    al_buf_addc(&r->answers, '\n');
+    common_buf_add(&r->answers, text, len);
+    common_buf_addc(&r->answers, '\n');
     if (r->answers.failed) {
         logf_("out of memory queueing an answer for the client");
-        al_buf_release(&r->answers);
+        common_buf_release(&r->answers);
         r->answers_off = 0;
     }
 }
@@ -315,17 +318,13 @@ static void later_add(relay *r, mcp_later *l)
         free(text);
         return;
     }
-    if (r->nlater == r->caplater) {
-        size_t cap = r->caplater ? r->caplater * 2 : 4;
-        mcp_later **nl = realloc(r->later, cap * sizeof *nl);
-        if (!nl) {
-            logf_("out of memory keeping a read tool answer; it is dropped");
-            mcp_later_free(l);
-            return;
-        }
-        r->later = nl;
-        r->caplater = cap;
+    mcp_later **nl = common_array_grow(r->later, r->nlater, &r->caplater, sizeof *nl, 4);
+    if (!nl) {
+        logf_("out of memory keeping a read tool answer; it is dropped");
+        mcp_later_free(l);
+        return;
     }
+    r->later = nl;
     r->later[r->nlater++] = l;
 }
 
@@ -526,13 +525,6 @@ static int finished(relay *r)
            r->nlater == 0;
 }
 
-static long ms_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Closes the server's stdin once the client's side has nothing left to
  * send (a dead side has dropped what it had: side_pump). */
 static void maybe_close_child_in(relay *r)
@@ -549,7 +541,7 @@ static void maybe_close_child_in(relay *r)
  * server still writing (an answer in flight), or still to answer, is not
  * cut, and time the proxy spends rewriting or waiting for the client to
  * read is not the server's. SIGKILL follows MCP_KILL_AFTER_MS after
- * SIGTERM. NOW is ms_now(). Returns the poll timeout until the next step,
+ * SIGTERM. NOW is common_clock_ms(). Returns the poll timeout until the next step,
  * or -1. */
 static int stop_server(relay *r, long closed_at, long now)
 {
@@ -624,7 +616,7 @@ static void loop(relay *r)
         /* The server's silence is counted only while the proxy waits for it
          * with nothing of its in hand: from the last bytes it wrote, or from
          * when the proxy last delivered or rewrote something of it. */
-        now = ms_now();
+        now = (long)common_clock_ms();
         if (r->heard || r->s2c.op || r->quiet_since < 0)
             r->quiet_since = now;
         r->heard = 0;
@@ -746,7 +738,7 @@ int mcp_relay_run(const mcp_relay_opts *o)
     free(r.s2c.buf);
     free(r.c2s.owned);
     free(r.s2c.owned);
-    al_buf_release(&r.answers);
+    common_buf_release(&r.answers);
     for (size_t i = 0; i < r.nlater; i++)
         mcp_later_free(r.later[i]);
     free(r.later);

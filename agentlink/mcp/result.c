@@ -10,6 +10,8 @@
  * the object of mcp_sc_pointer() takes its place (structured.c). Every
  * entry written is named by the answer; nothing else is written. */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -22,10 +24,10 @@
 static int new_key(job *j, const char *tool, char **raw, char **key, char **path)
 {
     mcp_rewriter *rw = j->rw;
-    al_buf b = {0};
+    common_buf b = {0};
     *raw = *key = *path = NULL;
-    al_buf_addf(&b, "mcp-%s-%s-%llu", tool, rw->nonce, ++rw->seq);
-    if (al_buf_detach(&b, raw, NULL) || al_key_derive(*raw, strlen(*raw), key) ||
+    common_buf_addf(&b, "mcp-%s-%s-%llu", tool, rw->nonce, ++rw->seq);
+    if (common_buf_detach(&b, raw, NULL) || al_key_derive(*raw, strlen(*raw), key) ||
         al_store_path_of(rw->h, *key, path)) {
         free(*raw);
         al_free(*key);
@@ -56,7 +58,7 @@ static int store_text(job *j, const char *tool, const char *data, size_t len,
 {
     mcp_rewriter *rw = j->rw;
     char *raw = NULL, *key = NULL, *path = NULL, *out = NULL;
-    al_buf b = {0};
+    common_buf b = {0};
     size_t outlen = 0;
     int rc;
 
@@ -74,22 +76,22 @@ static int store_text(job *j, const char *tool, const char *data, size_t len,
                      al_store_dir(rw->h), al_strerror(rc), tool, len);
         goto cleanup;
     }
-    al_buf_add(&b, out, outlen);
+    common_buf_add(&b, out, outlen);
     if (extra)
-        al_buf_adds(&b, extra);
+        common_buf_adds(&b, extra);
     if (rw->read_tool && !rw->server_read_tool) {
-        al_buf_adds(&b, "\nOr call the tool " MCP_READ_TOOL " with {\"path\": ");
+        common_buf_adds(&b, "\nOr call the tool " MCP_READ_TOOL " with {\"path\": ");
         mcp_json_string_encode(&b, path, strlen(path));
-        al_buf_adds(&b, "} (add \"offset\" and \"limit\" to page through it, \"pattern\" to "
-                    "keep only matching lines, \"byte_offset\" and \"byte_limit\" for a byte "
-                    "range).\n");
+        common_buf_adds(&b, "} (add \"offset\" and \"limit\" to page through it, \"pattern\" to "
+                        "keep only matching lines, \"byte_offset\" and \"byte_limit\" for a byte "
+                        "range).\n");
     }
-    if (al_buf_detach(&b, ptr, plen)) {
+    if (common_buf_detach(&b, ptr, plen)) {
         rc = ENOMEM;
         j->nomem = 1;
     }
 cleanup:
-    al_buf_release(&b);
+    common_buf_release(&b);
     al_free(out);
     al_free(path);
     al_free(key);
@@ -105,7 +107,7 @@ static void store_structured(job *j, const char *tool, size_t vs, size_t ve,
 {
     mcp_rewriter *rw = j->rw;
     char *raw = NULL, *key = NULL, *path = NULL, *text = NULL;
-    al_buf b = {0};
+    common_buf b = {0};
     size_t len = 0;
     int rc;
     if (!rw->h) {
@@ -122,12 +124,12 @@ static void store_structured(job *j, const char *tool, size_t vs, size_t ve,
                      "unchanged", al_store_dir(rw->h), al_strerror(rc), tool, ve - vs);
     } else {
         mcp_sc_pointer(&b, path, ve - vs, rw->read_tool && !rw->server_read_tool, j->s, sc);
-        if (al_buf_detach(&b, &text, &len) == 0)
+        if (common_buf_detach(&b, &text, &len) == 0)
             mcp_job_edit(j, vs, ve, text, len);
         else
             j->nomem = 1;
     }
-    al_buf_release(&b);
+    common_buf_release(&b);
     al_free(path);
     al_free(key);
     free(raw);
@@ -203,17 +205,13 @@ static size_t content_parts(job *j, size_t cs, part **out)
                     pt.uri = rp[1];
             }
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            part *np = realloc(v, nc * sizeof *np);
-            if (!np) {
-                free(v);
-                j->nomem = 1;
-                return 0;
-            }
-            v = np;
-            cap = nc;
+        part *np = common_array_grow(v, n, &cap, sizeof *np, 8);
+        if (!np) {
+            free(v);
+            j->nomem = 1;
+            return 0;
         }
+        v = np;
         v[n++] = pt;
     }
     *out = v;
@@ -224,20 +222,20 @@ static size_t content_parts(job *j, size_t cs, part **out)
 static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t np,
                             const char *ptr, size_t plen)
 {
-    al_buf c = {0};
+    common_buf c = {0};
     char *ctext = NULL;
     size_t clen = 0;
-    al_buf_adds(&c, "[{\"type\":\"text\",\"text\":");
+    common_buf_adds(&c, "[{\"type\":\"text\",\"text\":");
     mcp_json_string_encode(&c, ptr, plen);
-    al_buf_addc(&c, '}');
+    common_buf_addc(&c, '}');
     for (size_t i = 0; i < np; i++) {
         if (pt[i].text.end)
             continue;
-        al_buf_addc(&c, ',');
-        al_buf_add(&c, j->s + pt[i].el.start, pt[i].el.end - pt[i].el.start);
+        common_buf_addc(&c, ',');
+        common_buf_add(&c, j->s + pt[i].el.start, pt[i].el.end - pt[i].el.start);
     }
-    al_buf_addc(&c, ']');
-    if (al_buf_detach(&c, &ctext, &clen) == 0)
+    common_buf_addc(&c, ']');
+    if (common_buf_detach(&c, &ctext, &clen) == 0)
         mcp_job_edit(j, cs, ce, ctext, clen);
     else
         j->nomem = 1;
@@ -247,24 +245,24 @@ static void replace_content(job *j, size_t cs, size_t ce, const part *pt, size_t
  * text: their URIs (yours, NULL when none). */
 static char *resources_said(job *j, const part *pt, size_t np)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
     size_t k = 0;
     for (size_t i = 0; i < np; i++) {
-        al_buf u = {0};
+        common_buf u = {0};
         if (!pt[i].text.end || !pt[i].uri.end)
             continue;
-        al_buf_adds(&b, k++ ? ", " : "\nThe stored text holds, in their places among the text "
+        common_buf_adds(&b, k++ ? ", " : "\nThe stored text holds, in their places among the text "
                                      "parts, the text of the embedded resource(s) ");
         mcp_json_string_decode(j->s + pt[i].uri.start, pt[i].uri.end - pt[i].uri.start, &u);
-        al_buf_add_printable(&b, u.p ? u.p : "", u.len);
-        al_buf_release(&u);
+        common_buf_add_printable(&b, u.p ? u.p : "", u.len);
+        common_buf_release(&u);
     }
     if (k)
-        al_buf_adds(&b, ".");
-    if (k && al_buf_detach(&b, &out, NULL))
+        common_buf_adds(&b, ".");
+    if (k && common_buf_detach(&b, &out, NULL))
         j->nomem = 1;
-    al_buf_release(&b);
+    common_buf_release(&b);
     return out;
 }
 
@@ -273,7 +271,7 @@ static char *resources_said(job *j, const part *pt, size_t np)
 typedef struct text {
     const char *p;
     size_t len;
-    al_buf buf;
+    common_buf buf;
 } text;
 
 /* Decodes the text parts of PT (NTEXT of them; ONE the only one when
@@ -296,7 +294,7 @@ static void text_decode(job *j, const part *pt, size_t np, size_t ntext, mcp_jso
         if (!pt[i].text.end)
             continue;
         if (k++)
-            al_buf_addc(&t->buf, '\n');
+            common_buf_addc(&t->buf, '\n');
         mcp_json_string_decode(s + pt[i].text.start, pt[i].text.end - pt[i].text.start,
                                &t->buf);
     }
@@ -383,7 +381,7 @@ void mcp_result_rewrite(job *j, const char *tool, size_t rs, char **task)
         store_structured(j, tool, sp[1].start, sp[1].end, &sc);
 cleanup:
     mcp_sc_scan_release(&sc);
-    al_buf_release(&t.buf);
+    common_buf_release(&t.buf);
     free(pt);
     free(ptr);
     free(extra);
@@ -395,17 +393,17 @@ int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const ch
     int kind = 0;
     char *ptr = NULL, *msg = NULL, *extra = NULL;
     size_t plen = 0, len = 0;
-    al_buf b = {0};
+    common_buf b = {0};
 
     al_policy_decide(j->rw->pol, tool, "", 0, &kind, &limit);
     if (kind == AL_OFFLOAD_NEVER ||
         !over(kind, limit, measure(kind, j->n, kind == AL_OFFLOAD_OVER_BYTES
                                                    ? 0 : chars_of(j->s, j->n))))
         return 0;
-    al_buf_addf(&b, "\nThe server's answer to this call of '%s' could not be read: %s (%zu "
-                "bytes). It is stored above whole, as the server sent it (a JSON-RPC message), "
-                "in place of the result.", tool, why, j->n);
-    if (al_buf_detach(&b, &extra, NULL)) {
+    common_buf_addf(&b, "\nThe server's answer to this call of '%s' could not be read: %s (%zu "
+                    "bytes). It is stored above whole, as the server sent it (a JSON-RPC message), "
+                    "in place of the result.", tool, why, j->n);
+    if (common_buf_detach(&b, &extra, NULL)) {
         j->nomem = 1;
         return 0;
     }
@@ -413,12 +411,12 @@ int mcp_result_unparsed(job *j, const char *tool, size_t is, size_t ie, const ch
         free(extra);
         return 0;
     }
-    al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    al_buf_add(&b, j->s + is, ie - is);
-    al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    common_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    common_buf_add(&b, j->s + is, ie - is);
+    common_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
     mcp_json_string_encode(&b, ptr, plen);
-    al_buf_adds(&b, "}],\"isError\":true}}");
-    if (al_buf_detach(&b, &msg, &len) == 0)
+    common_buf_adds(&b, "}],\"isError\":true}}");
+    if (common_buf_detach(&b, &msg, &len) == 0)
         mcp_job_edit(j, 0, j->n, msg, len);
     else
         j->nomem = 1;

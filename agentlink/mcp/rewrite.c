@@ -6,6 +6,8 @@
  * of edits (byte ranges of the message and their new text) applied in one
  * splice, so every byte outside the edited values is the server's own. */
 #include "agentlink/mcp/job.h"
+#include "common/array.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -21,10 +23,10 @@
 static char *id_key(job *j, size_t vs, size_t ve)
 {
     const char *s = j->s;
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
     if (s[vs] == '"') {
-        al_buf_addc(&b, 's');
+        common_buf_addc(&b, 's');
         if (mcp_json_string_decode(s + vs, ve - vs, &b))
             b.failed = 1;
     } else if (s[vs] == '-' || (s[vs] >= '0' && s[vs] <= '9')) {
@@ -33,9 +35,9 @@ static char *id_key(job *j, size_t vs, size_t ve)
         size_t k = vs + (s[vs] == '-');
         while (k < ve && s[k] >= '0' && s[k] <= '9')
             k++;
-        al_buf_addc(&b, 'n');
+        common_buf_addc(&b, 'n');
         if (k == ve) {
-            al_buf_add(&b, s + vs, ve - vs);
+            common_buf_add(&b, s + vs, ve - vs);
         } else {
             char tmp[64];
             size_t len = ve - vs < sizeof tmp - 1 ? ve - vs : sizeof tmp - 1;
@@ -44,14 +46,14 @@ static char *id_key(job *j, size_t vs, size_t ve)
             double d = strtod(tmp, NULL);
             /* The range first: a cast out of it is undefined (fuzz_mcp). */
             if (d > -9e15 && d < 9e15 && d == (double)(long long)d)
-                al_buf_addf(&b, "%lld", (long long)d);
+                common_buf_addf(&b, "%lld", (long long)d);
             else
-                al_buf_addf(&b, "%.17g", d);
+                common_buf_addf(&b, "%.17g", d);
         }
     } else {
         return NULL;
     }
-    if (al_buf_detach(&b, &out, NULL))
+    if (common_buf_detach(&b, &out, NULL))
         j->nomem = 1;
     return out;
 }
@@ -79,18 +81,14 @@ static void pend_add(job *j, char *id, int kind, char *tool)
     pending *p = pend_find(rw, id);
     if (p) /* an id used again: the newer request is the one answered */
         pend_drop(rw, p);
-    if (rw->npend == rw->cappend) {
-        size_t cap = rw->cappend ? rw->cappend * 2 : 16;
-        pending *np = realloc(rw->pend, cap * sizeof *np);
-        if (!np) {
-            free(id);
-            free(tool);
-            j->nomem = 1;
-            return;
-        }
-        rw->pend = np;
-        rw->cappend = cap;
+    pending *np = common_array_grow(rw->pend, rw->npend, &rw->cappend, sizeof *np, 16);
+    if (!np) {
+        free(id);
+        free(tool);
+        j->nomem = 1;
+        return;
     }
+    rw->pend = np;
     rw->pend[rw->npend++] = (pending){id, kind, tool};
     rw->nother += kind == REQ_OTHER;
 }
@@ -187,7 +185,7 @@ static void relax_schema(job *j, size_t es)
     static const char *const names[] = {"name", "outputSchema"};
     const char *s = j->s;
     mcp_json_span sp[2];
-    al_buf b = {0};
+    common_buf b = {0};
     char *name, *text = NULL;
     size_t len = 0;
     int kind = 0;
@@ -199,11 +197,11 @@ static void relax_schema(job *j, size_t es)
     if (kind == AL_OFFLOAD_NEVER)
         return;
     if (mcp_sc_schema(&b, s, j->n, sp[1].start, sp[1].end) == 0 &&
-        al_buf_detach(&b, &text, &len) == 0)
+        common_buf_detach(&b, &text, &len) == 0)
         mcp_job_edit(j, sp[1].start, sp[1].end, text, len);
     else if (b.failed)
         j->nomem = 1;
-    al_buf_release(&b);
+    common_buf_release(&b);
 }
 
 /* The result object at RS of a tools/list: output schemas relaxed, and the
@@ -216,7 +214,7 @@ static void rewrite_list_result(job *j, size_t rs)
     size_t ts, te, a, b, ks, ke, es, ee;
     mcp_json_span sp[2];
     mcp_json_iter it;
-    al_buf t = {0};
+    common_buf t = {0};
     char *text = NULL;
     size_t len = 0;
     int empty;
@@ -242,18 +240,18 @@ static void rewrite_list_result(job *j, size_t rs)
     if (!rw->read_tool || rw->server_read_tool || (sp[1].end && s[sp[1].start] == '"'))
         return; /* no read tool to add, or not the last page */
     if (empty) {
-        al_buf_addc(&t, '[');
-        al_buf_adds(&t, rw->tool_def);
-        al_buf_addc(&t, ']');
-        if (al_buf_detach(&t, &text, &len) == 0)
+        common_buf_addc(&t, '[');
+        common_buf_adds(&t, rw->tool_def);
+        common_buf_addc(&t, ']');
+        if (common_buf_detach(&t, &text, &len) == 0)
             mcp_job_edit(j, ts, te, text, len);
         else
             j->nomem = 1;
         return;
     }
-    al_buf_addc(&t, ',');
-    al_buf_adds(&t, rw->tool_def);
-    if (al_buf_detach(&t, &text, &len) == 0)
+    common_buf_addc(&t, ',');
+    common_buf_adds(&t, rw->tool_def);
+    if (common_buf_detach(&t, &text, &len) == 0)
         mcp_job_edit(j, te - 1, te - 1, text, len); /* before the closing ']' */
     else
         j->nomem = 1;
@@ -346,13 +344,13 @@ struct mcp_later {
 static int read_message(const char *id, size_t idlen, const char *text, size_t tlen,
                         int is_error, char **out, size_t *outlen)
 {
-    al_buf b = {0};
-    al_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    al_buf_add(&b, id, idlen);
-    al_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    common_buf b = {0};
+    common_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    common_buf_add(&b, id, idlen);
+    common_buf_adds(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
     mcp_json_string_encode(&b, text ? text : "", tlen);
-    al_buf_addf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
-    return al_buf_detach(&b, out, outlen) ? ENOMEM : 0;
+    common_buf_addf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
+    return common_buf_detach(&b, out, outlen) ? ENOMEM : 0;
 }
 
 /* The answer to a read tool call with id [is, ie) and arguments [as, ae)
@@ -528,10 +526,10 @@ static int finish(job *j, mcp_verdict *v)
         return ENOMEM;
     }
     if (j->ned) {
-        al_buf b = {0};
+        common_buf b = {0};
         qsort(j->ed, j->ned, sizeof *j->ed, mcp_job_edit_cmp);
         mcp_job_splice(j, 0, 0, j->n, &b);
-        if (al_buf_detach(&b, &v->text, &v->len)) {
+        if (common_buf_detach(&b, &v->text, &v->len)) {
             mcp_job_restore(j);
             mcp_job_release(j);
             return ENOMEM;
@@ -541,7 +539,7 @@ static int finish(job *j, mcp_verdict *v)
         mcp_job_restore(j);
     }
     if (j->note.len)
-        al_buf_detach(&j->note, &v->note, NULL);
+        common_buf_detach(&j->note, &v->note, NULL);
     mcp_job_release(j);
     return 0;
 }
@@ -590,11 +588,11 @@ static void malformed(job *j, const char *who, mcp_verdict *v)
 {
     size_t first = mcp_json_ws(j->s, j->n, 0);
     size_t k = j->n - first < 40 ? j->n - first : 40;
-    al_buf b = {0};
-    al_buf_addf(&b, "malformed JSON from the %s (%zu bytes, starting '", who, j->n);
-    al_buf_add_printable(&b, j->s + first, k);
-    al_buf_adds(&b, "'): passed through unchanged");
-    al_buf_detach(&b, &v->note, NULL);
+    common_buf b = {0};
+    common_buf_addf(&b, "malformed JSON from the %s (%zu bytes, starting '", who, j->n);
+    common_buf_add_printable(&b, j->s + first, k);
+    common_buf_adds(&b, "'): passed through unchanged");
+    common_buf_detach(&b, &v->note, NULL);
 }
 
 static int server_fn(job *j, const mcp_json_span *sp, int batch, char **out, size_t *outlen);
@@ -678,7 +676,7 @@ int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, 
     job j = {.rw = rw, .s = head, .n = len};
     size_t is, ie, a, b, k;
     pending *p = NULL;
-    al_buf m = {0};
+    common_buf m = {0};
     *out = NULL;
     *outlen = 0;
     if (from_client) { /* a request of the client's: refused, never sent on */
@@ -692,14 +690,14 @@ int mcp_rewriter_oversized(mcp_rewriter *rw, int from_client, const char *head, 
     } else if (!(p = answered(&j, &is, &ie))) {
         return 0;
     }
-    al_buf_adds(&m, "{\"jsonrpc\":\"2.0\",\"id\":");
-    al_buf_add(&m, head + is, ie - is);
-    al_buf_addf(&m, ",\"error\":{\"code\":%d,\"message\":\"agentlink mcp-proxy: %s is longer "
-                "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
-                "), and was dropped\"}}", from_client ? -32600 : -32603,
-                from_client ? "this request" : "the server's answer to this request",
-                (unsigned long long)limit);
+    common_buf_adds(&m, "{\"jsonrpc\":\"2.0\",\"id\":");
+    common_buf_add(&m, head + is, ie - is);
+    common_buf_addf(&m, ",\"error\":{\"code\":%d,\"message\":\"agentlink mcp-proxy: %s is longer "
+                    "than the proxy's maximum message size, %llu bytes (" MCP_MAX_MESSAGE_ENV
+                    "), and was dropped\"}}", from_client ? -32600 : -32603,
+                    from_client ? "this request" : "the server's answer to this request",
+                    (unsigned long long)limit);
     if (p)
         pend_drop(rw, p);
-    return al_buf_detach(&m, out, outlen) ? ENOMEM : 0;
+    return common_buf_detach(&m, out, outlen) ? ENOMEM : 0;
 }

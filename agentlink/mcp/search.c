@@ -20,6 +20,7 @@
  * _exit().
  */
 #include "agentlink/mcp/mcp.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,20 +70,13 @@ static void search(const char *data, size_t len, const regex_t *re, uint64_t off
     }
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Waits until the child holding the write end of RFD ends or SECONDS pass
  * (0: only looks); returns 1 when it ended. */
 static int wait_end(int rfd, double seconds)
 {
-    double until = now_s() + seconds;
+    double until = mcp_search_now() + seconds;
     for (;;) {
-        double left = until - now_s();
+        double left = until - mcp_search_now();
         struct pollfd p = {.fd = rfd, .events = POLLIN};
         int r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
         if (r > 0)
@@ -152,7 +146,7 @@ int mcp_search_start(const char *data, size_t len, const regex_t *re, uint64_t o
         munmap(f, size);
         return e;
     }
-    started = now_s();
+    started = mcp_search_now();
     /* The job is allocated after the fork, in the parent only: a block the
      * child cannot reach would count as a leak in its exit's report. */
     pid = fork();
@@ -190,12 +184,12 @@ double mcp_search_job_deadline(const mcp_search_job *j)
 
 double mcp_search_now(void)
 {
-    return now_s();
+    return (double)common_clock_ns() / 1e9;
 }
 
 int mcp_search_finish(mcp_search_job *j, int wait, mcp_search *out)
 {
-    double left = j->deadline - now_s();
+    double left = j->deadline - mcp_search_now();
     int st = 0, stopped, rc = 0;
     memset(out, 0, sizeof *out);
     stopped = !wait_end(j->fd, wait && left > 0 ? left : 0);
@@ -209,7 +203,7 @@ int mcp_search_finish(mcp_search_job *j, int wait, mcp_search *out)
     if (!stopped && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
         stopped = 1;
     out->stopped = stopped;
-    out->seconds = now_s() - j->started;
+    out->seconds = mcp_search_now() - j->started;
     out->searched = __atomic_load_n(&j->f->searched, __ATOMIC_ACQUIRE);
     out->n = __atomic_load_n(&j->f->n, __ATOMIC_ACQUIRE);
     if (out->searched + 1 < j->offset) /* stopped before the offset */

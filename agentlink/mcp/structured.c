@@ -10,6 +10,8 @@
  * entry the answer names, and the client gets a small object in its place
  * that the rewritten output schema admits. */
 #include "agentlink/mcp/mcp.h"
+#include "common/array.h"
+#include "common/buf.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -28,14 +30,10 @@ static uint64_t chars_of(const char *s, size_t n)
 
 static int media_add(mcp_sc_scan *sc, size_t *cap, size_t os, size_t oe)
 {
-    if (sc->nmedia == *cap) {
-        size_t nc = *cap ? *cap * 2 : 4;
-        mcp_json_span *m = realloc(sc->media, nc * sizeof *m);
-        if (!m)
-            return ENOMEM;
-        sc->media = m;
-        *cap = nc;
-    }
+    mcp_json_span *m = common_array_grow(sc->media, sc->nmedia, cap, sizeof *m, 4);
+    if (!m)
+        return ENOMEM;
+    sc->media = m;
     sc->media[sc->nmedia++] = (mcp_json_span){os, oe};
     return 0;
 }
@@ -91,39 +89,39 @@ void mcp_sc_scan_release(mcp_sc_scan *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-void mcp_sc_pointer(al_buf *b, const char *path, uint64_t bytes, int read_tool, const char *s,
+void mcp_sc_pointer(common_buf *b, const char *path, uint64_t bytes, int read_tool, const char *s,
                     const mcp_sc_scan *sc)
 {
-    al_buf say = {0};
-    al_buf_addf(&say, "This result's structuredContent (%" PRIu64 " bytes of JSON) was too large "
-                "for the conversation and is stored whole at %s: ", bytes, path);
+    common_buf say = {0};
+    common_buf_addf(&say, "This result's structuredContent (%" PRIu64 " bytes of JSON) was too large "
+                    "for the conversation and is stored whole at %s: ", bytes, path);
     if (read_tool) {
-        al_buf_adds(&say, "read it with the tool " MCP_READ_TOOL " {\"path\": ");
+        common_buf_adds(&say, "read it with the tool " MCP_READ_TOOL " {\"path\": ");
         mcp_json_string_encode(&say, path, strlen(path));
-        al_buf_adds(&say, "} or from that file");
+        common_buf_adds(&say, "} or from that file");
     } else {
-        al_buf_adds(&say, "read it from that file (cat, grep, jq)");
+        common_buf_adds(&say, "read it from that file (cat, grep, jq)");
     }
-    al_buf_adds(&say, sc && sc->nmedia ? ". Its images and audio follow unchanged in \"media\"."
+    common_buf_adds(&say, sc && sc->nmedia ? ". Its images and audio follow unchanged in \"media\"."
                                        : ".");
-    al_buf_adds(b, "{\"offloaded\":{\"what\":\"structuredContent\",\"path\":");
+    common_buf_adds(b, "{\"offloaded\":{\"what\":\"structuredContent\",\"path\":");
     mcp_json_string_encode(b, path, strlen(path));
-    al_buf_addf(b, ",\"bytes\":%" PRIu64 ",\"read\":", bytes);
+    common_buf_addf(b, ",\"bytes\":%" PRIu64 ",\"read\":", bytes);
     mcp_json_string_encode(b, say.p ? say.p : "", say.len);
-    al_buf_addc(b, '}');
+    common_buf_addc(b, '}');
     if (sc && sc->nmedia) {
-        al_buf_adds(b, ",\"media\":[");
+        common_buf_adds(b, ",\"media\":[");
         for (size_t i = 0; i < sc->nmedia; i++) {
             if (i)
-                al_buf_addc(b, ',');
-            al_buf_add(b, s + sc->media[i].start, sc->media[i].end - sc->media[i].start);
+                common_buf_addc(b, ',');
+            common_buf_add(b, s + sc->media[i].start, sc->media[i].end - sc->media[i].start);
         }
-        al_buf_addc(b, ']');
+        common_buf_addc(b, ']');
     }
-    al_buf_addc(b, '}');
+    common_buf_addc(b, '}');
     if (say.failed)
         b->failed = 1;
-    al_buf_release(&say);
+    common_buf_release(&say);
 }
 
 /* The schema of what mcp_sc_pointer() writes. */
@@ -146,7 +144,7 @@ static int root_only(const char *s, size_t ks, size_t ke)
     return 0;
 }
 
-int mcp_sc_schema(al_buf *b, const char *s, size_t n, size_t os, size_t oe)
+int mcp_sc_schema(common_buf *b, const char *s, size_t n, size_t os, size_t oe)
 {
     mcp_json_iter it;
     size_t ks, ke, vs, ve;
@@ -154,28 +152,28 @@ int mcp_sc_schema(al_buf *b, const char *s, size_t n, size_t os, size_t oe)
     (void)oe;
     if (s[os] != '{' || mcp_json_iter_begin(&it, s, n, os))
         return EINVAL;
-    al_buf_adds(b, "{\"type\":\"object\"");
+    common_buf_adds(b, "{\"type\":\"object\"");
     while (mcp_json_iter_next(&it, &ks, &ke, &vs, &ve) == 1)
         if (root_only(s, ks, ke)) {
-            al_buf_addc(b, ',');
-            al_buf_add(b, s + ks, ke - ks);
-            al_buf_addc(b, ':');
-            al_buf_add(b, s + vs, ve - vs);
+            common_buf_addc(b, ',');
+            common_buf_add(b, s + ks, ke - ks);
+            common_buf_addc(b, ':');
+            common_buf_add(b, s + vs, ve - vs);
         }
-    al_buf_adds(b, ",\"anyOf\":[{");
+    common_buf_adds(b, ",\"anyOf\":[{");
     mcp_json_iter_begin(&it, s, n, os);
     first = 1;
     while (mcp_json_iter_next(&it, &ks, &ke, &vs, &ve) == 1)
         if (!root_only(s, ks, ke)) {
             if (!first)
-                al_buf_addc(b, ',');
+                common_buf_addc(b, ',');
             first = 0;
-            al_buf_add(b, s + ks, ke - ks);
-            al_buf_addc(b, ':');
-            al_buf_add(b, s + vs, ve - vs);
+            common_buf_add(b, s + ks, ke - ks);
+            common_buf_addc(b, ':');
+            common_buf_add(b, s + vs, ve - vs);
         }
-    al_buf_adds(b, "},");
-    al_buf_adds(b, pointer_schema);
-    al_buf_adds(b, "]}");
+    common_buf_adds(b, "},");
+    common_buf_adds(b, pointer_schema);
+    common_buf_adds(b, "]}");
     return b->failed ? ENOMEM : 0;
 }

@@ -27,6 +27,7 @@
 
 #include "agentlink/agentlink.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 #include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -80,7 +81,7 @@ static int valid_utf8(const char *s, size_t n)
 static void check_string_token(const char *s, size_t n)
 {
     size_t pos = mcp_json_ws(s, n, 0), end = pos;
-    al_buf a = {0}, b = {0}, c = {0};
+    common_buf a = {0}, b = {0}, c = {0};
     if (pos >= n || s[pos] != '"' || mcp_json_skip(s, n, &end))
         return;
     if (mcp_json_string_decode(s + pos, end - pos, &a))
@@ -91,9 +92,9 @@ static void check_string_token(const char *s, size_t n)
             c.len != a.len || memcmp(c.p, a.p, a.len) != 0)
             fail("decode, encode, decode is not the identity", s, n);
     }
-    al_buf_release(&a);
-    al_buf_release(&b);
-    al_buf_release(&c);
+    common_buf_release(&a);
+    common_buf_release(&b);
+    common_buf_release(&c);
 }
 
 static void one(mcp_rewriter *rw, char side, const char *msg, size_t len)

@@ -18,6 +18,7 @@
 
 #include "agentlink/agentlink.h"
 #include "agentlink/mcp/mcp.h"
+#include "common/buf.h"
 
 struct fx {
     char base[64];
@@ -112,10 +113,10 @@ static __attribute__((unused)) char *lines(unsigned n)
 /* TEXT as a JSON string token (yours). */
 static __attribute__((unused)) char *jstr(const char *text)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
     mcp_json_string_encode(&b, text, strlen(text));
-    assert_int_equal(al_buf_detach(&b, &out, NULL), 0);
+    assert_int_equal(common_buf_detach(&b, &out, NULL), 0);
     return out;
 }
 
@@ -135,14 +136,14 @@ static __attribute__((unused)) char *decoded_after(const char *msg, const char *
 {
     const char *p = strstr(msg, marker);
     size_t pos;
-    al_buf b = {0};
+    common_buf b = {0};
     char *out = NULL;
     assert_non_null(p);
     p += strlen(marker);
     pos = 0;
     assert_int_equal(mcp_json_skip(p, strlen(p), &pos), 0);
     assert_int_equal(mcp_json_string_decode(p, pos, &b), 0);
-    assert_int_equal(al_buf_detach(&b, &out, NULL), 0);
+    assert_int_equal(common_buf_detach(&b, &out, NULL), 0);
     return out;
 }
 

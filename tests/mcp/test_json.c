@@ -1,6 +1,7 @@
 /* test_json.c -- the MCP proxy's JSON scanner and string codec
  * (agentlink/mcp/json.c). */
 #include "tests/mcp/fixture.h"
+#include "common/buf.h"
 
 /* ---- the scanner --------------------------------------------------------------- */
 static void mcp_json_valid_should_follow_the_grammar(void **state)
@@ -41,18 +42,18 @@ static void mcp_json_skip_should_bound_nesting(void **state)
 
 static void mcp_json_string_should_round_trip(void **state)
 {
-    al_buf b = {0};
+    common_buf b = {0};
     const char *tok = "\"a\\u00e9\\ud83d\\ude00\\ud800x\\n\\\"\\/\"";
     (void)state;
     assert_int_equal(mcp_json_string_decode(tok, strlen(tok), &b), 0);
     assert_int_equal(b.len, strlen("a\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx\n\"/"));
     assert_memory_equal(b.p, "a\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx\n\"/", b.len);
-    al_buf_release(&b);
+    common_buf_release(&b);
     memset(&b, 0, sizeof b);
     mcp_json_string_encode(&b, "q\"\\\t\x01\xff\xc3\xa9", 8);
     assert_string_equal(b.p, "\"q\\\"\\\\\\t\\u0001\\ufffd\xc3\xa9\"");
     assert_true(mcp_json_valid(b.p, b.len));
-    al_buf_release(&b);
+    common_buf_release(&b);
     assert_true(mcp_json_string_is("\"na\\u006de\"", 11, "name"));
     assert_false(mcp_json_string_is("\"names\"", 7, "name"));
 }

@@ -4,6 +4,7 @@
  * admit the object, embedded resource texts and task results fitted like
  * text, and a read tool search that the relay need not wait for. */
 #include "tests/mcp/fixture.h"
+#include "common/buf.h"
 
 static int count_one(const char *key, const al_entry *e, void *ctx)
 {
@@ -58,18 +59,18 @@ static void call(struct fx *f, int id, const char *tool)
 static void structured_should_be_stored_whole_and_named(void **state)
 {
     struct fx *f = *state;
-    al_buf sc = {0};
+    common_buf sc = {0};
     char *text = lines(3000), *tok = jstr(text), *msg, *p1, *p2, *scjson, *got;
     mcp_verdict v;
 
-    al_buf_adds(&sc, "{\"n\":18446744073709551617,\"items\":[");
+    common_buf_adds(&sc, "{\"n\":18446744073709551617,\"items\":[");
     for (int i = 0; i < 2000; i++)
-        al_buf_addf(&sc, "%s\"item %05d abcdefghij\"", i ? "," : "", i);
-    al_buf_adds(&sc, "],\"long\":\"");
+        common_buf_addf(&sc, "%s\"item %05d abcdefghij\"", i ? "," : "", i);
+    common_buf_adds(&sc, "],\"long\":\"");
     for (int i = 0; i < 300; i++)
-        al_buf_adds(&sc, "x");
-    al_buf_adds(&sc, "\"}");
-    assert_int_equal(al_buf_detach(&sc, &scjson, NULL), 0);
+        common_buf_adds(&sc, "x");
+    common_buf_adds(&sc, "\"}");
+    assert_int_equal(common_buf_detach(&sc, &scjson, NULL), 0);
     call(f, 1, "read_graph");
     msg = fmt("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%s}],"
               "\"structuredContent\":%s}}", tok, scjson);

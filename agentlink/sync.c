@@ -1,6 +1,6 @@
-/* remote.c -- the API of the remote tier on a store handle: recording the
- * remote (checked first), sync, gc. Writes and removals reach the remote
- * from handle.c through upload.c. */
+/* sync.c -- the API of the remote tier on a store handle: recording the
+ * remote (checked first: init --remote), sync, gc --remote. Writes and
+ * removals reach the remote from handle.c through tier_use.c. */
 #include "agentlink/internal.h"
 #include "tier/tier.h"
 

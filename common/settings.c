@@ -1,23 +1,16 @@
 /* settings.c -- the one resolution of the store, the namespace and the
  * mount: flag > environment > policy file > default (doc/contract.md,
  * "Precedence everywhere"). The library's handles, the CLI, the MCP proxy
- * and the daemon all call al_settings_resolve(), so a result written by
+ * and the daemon all call common_settings_resolve(), so a result written by
  * one is where the others read it. */
-#include "agentlink/internal.h"
-#include "store/store.h"
+#include "common/settings.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* An environment variable, unset when empty. */
-static const char *env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
 
 static char *join(const char *a, const char *b)
 {
@@ -37,10 +30,10 @@ static int default_dir(char **out)
     *out = NULL;
     if (geteuid() == 0) {
         *out = strdup("/var/lib/offloadfs");
-    } else if ((x = env("XDG_STATE_HOME")) && x[0] == '/') {
+    } else if ((x = common_env("XDG_STATE_HOME")) && x[0] == '/') {
         *out = join(x, "/offloadfs");
     } else {
-        const char *home = env("HOME");
+        const char *home = common_env("HOME");
         if (!home) {
             struct passwd *pw = getpwuid(geteuid());
             home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
@@ -53,34 +46,34 @@ static int default_dir(char **out)
 }
 
 /* One setting: FLAG, else the environment variable NAME, else FROM_POLICY
- * (may be NULL), else DEF (may be NULL: *FROM says AL_FROM_DEFAULT). */
+ * (may be NULL), else DEF (may be NULL: *FROM says COMMON_FROM_DEFAULT). */
 static const char *pick(const char *flag, const char *name, const char *from_policy,
                         const char *def, int *from)
 {
     const char *v;
     if (flag) {
-        *from = AL_FROM_FLAG;
+        *from = COMMON_FROM_FLAG;
         return flag;
     }
-    if (name && (v = env(name))) {
-        *from = AL_FROM_ENV;
+    if (name && (v = common_env(name))) {
+        *from = COMMON_FROM_ENV;
         return v;
     }
     if (from_policy) {
-        *from = AL_FROM_POLICY;
+        *from = COMMON_FROM_POLICY;
         return from_policy;
     }
-    *from = AL_FROM_DEFAULT;
+    *from = COMMON_FROM_DEFAULT;
     return def;
 }
 
-int al_settings_resolve(al_settings *s, const char *dir, const char *ns, const char *mount,
-                        const al_policy *pol)
+int common_settings_resolve(common_settings *s, const char *dir, const char *ns, const char *mount,
+                            const common_policy *pol)
 {
     memset(s, 0, sizeof *s);
-    s->ns = pick(ns, "OFFLOADFS_NAMESPACE", al_policy_namespace(pol), STORE_DEFAULT_NAMESPACE,
+    s->ns = pick(ns, "OFFLOADFS_NAMESPACE", common_policy_namespace(pol), COMMON_DEFAULT_NAMESPACE,
                  &s->ns_from);
-    s->mount = pick(mount, "OFFLOADFS_MOUNT", al_policy_mount(pol), "/large_tool_results",
+    s->mount = pick(mount, "OFFLOADFS_MOUNT", common_policy_mount(pol), COMMON_DEFAULT_MOUNT,
                     &s->mount_from);
     s->store = pick(dir, "OFFLOADFS_STORE", NULL, NULL, &s->store_from);
     if (s->store)
@@ -88,12 +81,12 @@ int al_settings_resolve(al_settings *s, const char *dir, const char *ns, const c
     return default_dir(&s->owned);
 }
 
-const char *al_settings_store(const al_settings *s)
+const char *common_settings_store(const common_settings *s)
 {
     return s->store ? s->store : s->owned;
 }
 
-void al_settings_release(al_settings *s)
+void common_settings_release(common_settings *s)
 {
     free(s->owned);
     s->owned = NULL;

@@ -1,7 +1,6 @@
-/* buf.c -- al_buf, the growable byte buffer (internal.h), and the
- * quoting helpers that append to one. */
-#include "agentlink/internal.h"
-#include "store/store.h"
+/* buf.c -- common_buf, common_fixbuf and their sinks (buf.h). */
+#include "common/buf.h"
+#include "common/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int buf_grow(al_buf *b, size_t extra)
+/* Room for EXTRA more bytes and a NUL: 0, or -1 (B failed). Doubles from
+ * 256 bytes, so N adds cost O(N) copies. */
+static int buf_grow(common_buf *b, size_t extra)
 {
     size_t need, cap;
     char *p;
@@ -35,7 +36,7 @@ fail:
     return -1;
 }
 
-void al_buf_add(al_buf *b, const void *data, size_t n)
+void common_buf_add(common_buf *b, const void *data, size_t n)
 {
     if (n == 0 || buf_grow(b, n))
         return;
@@ -44,17 +45,17 @@ void al_buf_add(al_buf *b, const void *data, size_t n)
     b->p[b->len] = '\0';
 }
 
-void al_buf_adds(al_buf *b, const char *s)
+void common_buf_adds(common_buf *b, const char *s)
 {
-    al_buf_add(b, s, strlen(s));
+    common_buf_add(b, s, strlen(s));
 }
 
-void al_buf_addc(al_buf *b, char c)
+void common_buf_addc(common_buf *b, char c)
 {
-    al_buf_add(b, &c, 1);
+    common_buf_add(b, &c, 1);
 }
 
-void al_buf_addf(al_buf *b, const char *fmt, ...)
+void common_buf_addf(common_buf *b, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -73,13 +74,13 @@ void al_buf_addf(al_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-int al_buf_detach(al_buf *b, char **out, size_t *outlen)
+int common_buf_detach(common_buf *b, char **out, size_t *outlen)
 {
     *out = NULL;
     if (!b->failed && !b->p)
         buf_grow(b, 0);
     if (b->failed) {
-        al_buf_release(b);
+        common_buf_release(b);
         return ENOMEM;
     }
     b->p[b->len] = '\0';
@@ -91,15 +92,14 @@ int al_buf_detach(al_buf *b, char **out, size_t *outlen)
     return 0;
 }
 
-void al_buf_release(al_buf *b)
+void common_buf_release(common_buf *b)
 {
     free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }
 
-
-void al_buf_add_shell(al_buf *b, const char *s)
+void common_buf_add_shell(common_buf *b, const char *s)
 {
     int plain = *s != '\0';
     for (const char *p = s; *p; p++)
@@ -108,34 +108,50 @@ void al_buf_add_shell(al_buf *b, const char *s)
             (p == s && (*p == '-' || *p == '~')))
             plain = 0;
     if (plain) {
-        al_buf_adds(b, s);
+        common_buf_adds(b, s);
         return;
     }
-    al_buf_addc(b, '\'');
+    common_buf_addc(b, '\'');
     for (const char *p = s; *p; p++) {
         if (*p == '\'')
-            al_buf_adds(b, "'\\''");
+            common_buf_adds(b, "'\\''");
         else
-            al_buf_addc(b, *p);
+            common_buf_addc(b, *p);
     }
-    al_buf_addc(b, '\'');
+    common_buf_addc(b, '\'');
 }
 
-void al_buf_add_printable(al_buf *b, const char *s, size_t n)
+void common_buf_add_printable(common_buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t k = store_utf8_len(u + i, n - i);
+        size_t k = common_utf8_len(u + i, n - i);
         if (k == 0 || u[i] < 0x20 || u[i] == 0x7f) {
-            al_buf_addf(b, "\\x%02x", u[i]);
+            common_buf_addf(b, "\\x%02x", u[i]);
             i++;
         } else if (u[i] == '\\') {
-            al_buf_adds(b, "\\\\");
+            common_buf_adds(b, "\\\\");
             i++;
         } else {
-            al_buf_add(b, s + i, k);
+            common_buf_add(b, s + i, k);
             i += k;
         }
     }
 }
 
+int common_buf_sink(void *arg, const void *data, size_t n)
+{
+    common_buf *b = arg;
+    common_buf_add(b, data, n);
+    return b->failed ? ENOMEM : 0;
+}
+
+int common_fixbuf_sink(void *arg, const void *data, size_t n)
+{
+    common_fixbuf *f = arg;
+    if (n > f->cap - f->len)
+        return -1;
+    memcpy(f->p + f->len, data, n);
+    f->len += n;
+    return 0;
+}

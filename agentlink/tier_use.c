@@ -1,4 +1,4 @@
-/* upload.c -- the library's use of the remote tier (tier/): after a write
+/* tier_use.c -- the library's use of the remote tier (tier/): after a write
  * commits, the result goes to the store's remote; after a removal, a
  * tombstone. A handle keeps one al_tier: the tier of the URL the store
  * named when last asked, one connection, and the last failure's message.
