@@ -46,6 +46,9 @@ METRICS_OBJ := $(METRICS_SRC:%.c=$(B)/obj/%.o)
 REMOTE_SRC := $(wildcard remote/*.c)
 TIER_SRC   := $(wildcard tier/*.c)
 REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
+# The in-memory remote (remote/mem/): remote.h again, for unit tests only.
+REMOTE_MEM_SRC := $(wildcard remote/mem/*.c)
+REMOTE_MEM_OBJ := $(REMOTE_MEM_SRC:%.c=$(B)/obj/%.o)
 TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)
@@ -86,6 +89,12 @@ $(B)/libremote.a: $(REMOTE_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
+# A test links libremote_mem.a instead of libremote.a: the same functions
+# over buckets in memory, with faults on demand (remote/mem/mem.h).
+$(B)/libremote_mem.a: $(REMOTE_MEM_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
 # The tier (store + remote glue): libtier.a, used with libremote.a and a store.
 $(B)/libtier.a: $(TIER_OBJ)
 	@mkdir -p $(B)
@@ -108,7 +117,8 @@ $(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(B)/libagentlink.a $(REQ_LIBS_AL)
 
 # The daemon reads the policy file with agentlink's own loader (fs/config.c)
-# and serves the remote tier through libtier.a and libremote.a (fs/remote.c).
+# and serves the remote tier through libtier.a and libremote.a (fs/conn.c,
+# fs/lookup.c, fs/window.c, fs/listing.c: tier/reader.h only).
 $(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a
 	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libagentlink.a \
 	  $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
@@ -136,6 +146,15 @@ $(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a -lcmocka \
 	  -lfuse3 $(REQ_LIBS_STORE)
+# The daemon's remote read path (lookups, windows, listings) without FUSE
+# or Ceph: its objects over the tier and the in-memory remote; a test
+# wraps the fuse_reply_* calls it answers with (its "WRAP:" line).
+FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o listing.o lookup.o window.o)
+$(B)/tests/fs/test_remote_%: tests/fs/test_remote_%.c $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
+  $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
+	  $(B)/libstore.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
 # The remote tests run against a real radosgw (tests/run.sh starts one).
 $(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
 	@mkdir -p $(dir $@)
