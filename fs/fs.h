@@ -116,7 +116,7 @@
  *   with a tombstone.
  * - lock.mdb: the watcher compares it with the mark taken at start
  *   (store_lock_check()) before every poll's transaction; on a change it
- *   logs one line, stops the session (the daemon unmounts and exits 1), and
+ *   sets fs->lock_changed, logs one line, stops the session (the daemon unmounts and exits 1), and
  *   closes the store only when that is safe (LMDB's close touches the
  *   reader table: not after a truncation).
  */
