@@ -1,6 +1,8 @@
-/* mem_int.h -- what the in-memory remote's two files share: the buckets
- * and their objects (bucket.c) under one process-wide lock, read by the
- * requests (request.c). */
+/* mem_int.h -- what the in-memory remote's files share: the buckets and
+ * their objects (bucket.c) under one process-wide lock; the request core
+ * (request.c: handles, messages, the attempt loop with faults, retries and
+ * bounds); the operations on it (object.c, list.c), which use only the
+ * core and the buckets. */
 #ifndef OFFLOADFS_REMOTE_MEM_INT_H
 #define OFFLOADFS_REMOTE_MEM_INT_H
 
@@ -83,5 +85,65 @@ void remote_mem_entries_free(mem_entry *v, size_t n);
  * first) from O as a HEAD answers: ETag, length, Last-Modified, metadata,
  * with remote/object.c's defaults. 0 or ENOMEM. */
 int remote_mem_obj_info(const mem_obj *o, remote_info *info);
+
+/* ---- the request core (request.c), used by object.c and list.c ------- */
+#define REMOTE_MEM_MSG_MAX 512
+
+struct remote {
+    char *bucket, *prefix; /* prefix "" or "a/b" */
+    remote_options opt;
+};
+
+struct remote_conn {
+    remote *r;
+    unsigned attempts;
+    char msg[REMOTE_MEM_MSG_MAX];
+};
+
+/* One operation: what remote_mem_run() needs to retry and bound it. */
+typedef struct remote_mem_rq {
+    const char *label;    /* in messages: "PUT", "GET", "LIST", ... */
+    remote_mem_op op;
+    const char *name;     /* relative name, NULL for a listing */
+    const char *match;    /* what faults match: the name, or the listing's prefix */
+    int retry;            /* the last attempt failed transiently */
+    /* a ranged GET */
+    char etag[128];       /* pinned version ("" none yet) */
+    int must_match;       /* the caller gave the ETag */
+    uint64_t delivered;   /* bytes handed to the sink over every attempt */
+    /* a listing's bounds */
+    uint64_t deadline_ns;
+    int (*stop)(void *arg);
+    void *stop_arg;
+    int stopped;
+} remote_mem_rq;
+
+/* One attempt of an operation, after the faults let it through. */
+typedef int (*remote_mem_attempt_fn)(remote_conn *c, remote_mem_rq *q, const mem_act *a, void *ctx);
+
+/* Writes C's message: "LABEL s3://BUCKET/PREFIX/NAME: " + the text. */
+void remote_mem_fail(remote_conn *c, const remote_mem_rq *q, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The full key of NAME in R's bucket: "PREFIX/NAME" or NAME (malloc'd,
+ * yours); NULL without memory. */
+char *remote_mem_full_key(const remote *r, const char *name);
+
+/* Runs Q's attempts (FN(C, Q, the faults' verdict, CTX) answers one):
+ * retries a transient failure up to the options' retries with the growing
+ * backoff unless Q's bounds end it; sets C's attempts and message as
+ * remote/request.c's rq_run() does. 0 or the last attempt's code. */
+int remote_mem_run(remote_conn *c, remote_mem_rq *q, remote_mem_attempt_fn fn, void *ctx);
+
+/* Q's own bounds (the caller's stop, the deadline): 0 to go on, or the
+ * value to end with, kept in Q->stopped. */
+int remote_mem_bounds(remote_mem_rq *q);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t remote_mem_now_ns(void);
+
+/* C's live bucket with the lock held, or NULL (not held) with the 404 of
+ * a missing bucket written into C's message. */
+remote_mem *remote_mem_bucket_locked(remote_conn *c, remote_mem_rq *q);
 
 #endif
