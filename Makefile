@@ -136,7 +136,8 @@ $(B)/agentlink: $(AL_CLI_OBJ) $(METRICS_OBJ) $(B)/libmcp.a $(AL_LINK)
 
 # The daemon reads the policy file with the loader the library uses
 # (common/, fs/config.c) and serves the remote tier through libtier.a and
-# libremote.a (fs/remote.c); it links nothing of agentlink/.
+# libremote.a (fs/conn.c, fs/lookup.c, fs/window.c, fs/listing.c:
+# tier/reader.h only); it links nothing of agentlink/.
 $(B)/offloadfs: $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(METRICS_OBJ) $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
 	  $(B)/libcommon.a $(REQ_LIBS_FS) $(REQ_LIBS_REMOTE)
@@ -169,6 +170,15 @@ $(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a -lcmocka \
 	  -lfuse3 $(REQ_LIBS_STORE)
+# The daemon's remote read path (lookups, windows, listings) without FUSE
+# or Ceph: its objects over the tier and the in-memory remote; a test
+# wraps the fuse_reply_* calls it answers with (its "WRAP:" line).
+FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o listing.o lookup.o window.o)
+$(B)/tests/fs/test_remote_%: tests/fs/test_remote_%.c $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
+  $(B)/libstore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
+	  $(B)/libstore.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
 # The remote tests run against a real radosgw (tests/run.sh starts one).
 $(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
 	@mkdir -p $(dir $@)

@@ -66,7 +66,7 @@ int al_store_sync(al_store *h, unsigned *uploaded, unsigned *left)
     rc = al_tier_use(st, tp, &has);
     if (!rc && has) {
         rc = tier_sync(al_tier_tier(*tp), al_tier_conn(*tp), NULL, NULL, &up, &bad);
-        if (rc == TIER_EPENDING) {
+        if (rc == TIER_EUNSENT) {
             al_tier_fail(*tp, rc);
             rc = AL_EUPLOAD;
         } else {

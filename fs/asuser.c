@@ -15,6 +15,7 @@
  * could have done.
  */
 #include "fs/fs.h"
+#include "fs/asuser.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -41,6 +41,7 @@
  * joins the worker once the session has ended.
  */
 #include "fs/fs.h"
+#include "fs/decode.h"
 
 #include <errno.h>
 #include <inttypes.h>

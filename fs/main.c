@@ -20,6 +20,18 @@
  * logs what happened and stops the session; the daemon unmounts).
  */
 #include "fs/fs.h"
+#include "fs/conn.h"
+#include "fs/decode.h"
+#include "fs/listing.h"
+#include "fs/lookup.h"
+#include "fs/metrics.h"
+#include "fs/mount.h"
+#include "fs/ops.h"
+#include "fs/pin.h"
+#include "fs/prefetch.h"
+#include "fs/wake.h"
+#include "fs/watch.h"
+#include "fs/window.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -164,7 +176,7 @@ static void help(const char *prog)
            "                           fails (default 2)\n"
            "    -o remote_retries=N    retries of a failed remote request (default 2):\n"
            "                           a read of a remote result on a dead remote fails\n"
-           "                           with EIO after (N + 1) x (1 s + stall) + backoff\n"
+           "                           with EIO within a bound the mount logs\n"
            "    -o remote_list_max=NAMES  ls lists the remote's names when they are at\n"
            "                           most NAMES (default 1000000), else local ones only\n"
            "    -o remote_list_seconds=S  a listing of the remote ends within S seconds\n"
@@ -397,7 +409,7 @@ static void store_leave_open(store *st)
  * the store is then left open. */
 static void store_close_unless_damaged(struct ofs *fs)
 {
-    if (!ofs_watch_lock_changed(fs) || store_lock_closable(&fs->lock))
+    if (!atomic_load(&fs->lock_changed) || store_lock_closable(&fs->lock))
         store_close(fs->st);
     else
         store_leave_open(fs->st);
@@ -458,8 +470,9 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
                  store_strerror(rc));
         goto out_store;
     }
-    ofs_remote_open(fs); /* logs why when it cannot: local results are served anyway */
-    if (fs->remote && (rc = ofs_rwin_init(fs))) {
+    ofs_conn_open(fs); /* logs why when it cannot: local results are served anyway */
+    if (fs->tier && ((rc = ofs_lookup_init(fs)) || (rc = ofs_window_init(fs)) ||
+                     (rc = ofs_listing_init(fs)))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote read buffers: %s\n", strerror(rc));
         goto out_store;
     }
@@ -493,7 +506,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     notify_systemd("READY=1");
     ret = serve(se, o);
     ofs_metrics_stop(fs); /* no scrape reads the store from here on */
-    if (ofs_watch_lock_changed(fs))
+    if (atomic_load(&fs->lock_changed))
         ret = 1; /* the watcher's SIGTERM is not a clean stop */
     notify_systemd("STOPPING=1");
     ofs_watch_stop_begin(fs);
@@ -507,8 +520,10 @@ out_prefetch:
 out_decode:
     ofs_decode_stop(fs); /* no read is in flight any more */
 out_store:
-    ofs_rwin_free(fs);
-    ofs_remote_close(fs);
+    ofs_listing_free(fs); /* first: its lister thread uses the tier */
+    ofs_window_free(fs);
+    ofs_lookup_free(fs);
+    ofs_conn_close(fs);
     store_close_unless_damaged(fs);
 out_unmount:
     fuse_session_unmount(se);
@@ -624,7 +639,7 @@ int main(int argc, char *argv[])
         goto out;
     ret = 1;
     if (probe_store(&fs.pin, c.store, store_abs) || check_mountpoint(c.mountpoint, mnt_abs) ||
-        ofs_remote_probe(fs.pin.files, store_abs))
+        ofs_conn_probe(fs.pin.files, store_abs))
         goto out;
     ret = EXIT_USAGE;
     /* Before mounting: places where a mount would hang or hide (startup.c). */

@@ -3,15 +3,15 @@
  *
  * Why it is shaped this way:
  * - A scrape must never block or slow a FUSE request. The handlers only
- *   add to relaxed atomics (fs.h: ofs_count); the HTTP server runs on one
+ *   add to relaxed atomics (counters.h), and never call this file; the
+ *   HTTP server runs on one
  *   thread of its own; a scrape loads the atomics and
  *   reads the store's figures (and its remote's URL) in two short
  *   read-only LMDB transactions of its own (readers never wait for each
  *   other or for writers). Nothing here takes a lock a handler takes.
- * - The remote tier: a fetch (one ranged GET of a remote result's bytes:
- *   a read's in remote_read.c, a lookup's first bytes in remote.c) is
- *   timed and counted by ofs_metrics_fetch_done(), a few relaxed adds on
- *   the worker that made it. The pending uploads are
+ * - The remote tier: a fetch (counters.h defines it) is timed and counted
+ *   by ofs_fetch_done() (counters.c), a few relaxed adds on the worker
+ *   that made it. The pending uploads are
  *   the store's own marks (store_stats.pending), so agentlink stats
  *   --prometheus prints the same gauge and it is right after a restart.
  * - The socket is bound before mounting, so a taken port or an address
@@ -47,6 +47,8 @@
  *   SIGTERM must reach the thread that runs the session loop.
  */
 #include "fs/fs.h"
+#include "fs/counters.h"
+#include "fs/metrics.h"
 #include "metrics/prom.h"
 
 #include <arpa/inet.h>
@@ -234,38 +236,6 @@ int ofs_metrics_listen(struct ofs_metrics *m, const char *arg)
     return 0;
 }
 
-/* ---- the remote tier's fetches ----------------------------------------- */
-
-/* Upper bounds of offloadfs_remote_fetch_seconds' buckets: a GET from a
- * server on the same network answers in a few ms, one across a region in
- * tens, and a failing one takes up to remote_bound_ms() (9.5 s by
- * default), so 1 ms to 10 s in 1-2.5-5 steps. Read-only. */
-static const double fetch_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                      0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
-_Static_assert(sizeof fetch_bounds / sizeof fetch_bounds[0] == OFS_FETCH_BOUNDS,
-               "fs.h's OFS_FETCH_BOUNDS counts fetch_bounds");
-
-uint64_t ofs_metrics_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ofs_metrics_fetch_done(struct ofs *fs, uint64_t start, int failed)
-{
-    uint64_t now = ofs_metrics_clock(), ns = now > start ? now - start : 0;
-    double s = (double)ns / 1e9;
-    unsigned i = 0;
-    while (i < OFS_FETCH_BOUNDS && s > fetch_bounds[i]) /* le: a bound holds itself */
-        i++;
-    ofs_count(&fs->count.fetch_buckets[i], 1);
-    ofs_count(&fs->count.fetch_ns, ns);
-    if (failed)
-        ofs_count(&fs->count.fetch_errors, 1);
-    ofs_count(&fs->count.fetches, 1);
-}
-
 /* ---- one scrape --------------------------------------------------------- */
 
 static uint64_t load(_Atomic uint64_t *c)
@@ -286,7 +256,7 @@ static int scrape_remote(struct ofs *fs, FILE *f, const store_stats *s)
         buckets[i] = load(&fs->count.fetch_buckets[i]);
     rf = (prom_remote_figures){
         load(&fs->count.fetches), load(&fs->count.fetch_errors), load(&fs->count.lookup_errors),
-        {fetch_bounds, buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
+        {ofs_fetch_bounds(), buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
     };
     if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))))
         return rc;
@@ -305,7 +275,7 @@ static int scrape(struct ofs *fs, FILE *f)
     char url[STORE_REMOTE_MAX + 1];
     int rc;
     /* lock.mdb damaged under us (fs.h): LMDB must not be touched again. */
-    if (ofs_watch_lock_changed(fs))
+    if (atomic_load(&fs->lock_changed))
         return STORE_ECORRUPT;
     if ((rc = store_stats_get(fs->st, &s))) /* one short read-only transaction */
         return rc;
@@ -407,7 +377,7 @@ struct ofs_metrics_server {
 
 static uint64_t now_ms(void)
 {
-    return ofs_metrics_clock() / 1000000u;
+    return ofs_clock_ns() / 1000000u;
 }
 
 /* How long a request may take to arrive, now: shorter when no place is free. */

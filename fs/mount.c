@@ -20,6 +20,7 @@
  * aborted, and fusermount3 sees ENOTCONN.
  */
 #include "fs/fs.h"
+#include "fs/mount.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>

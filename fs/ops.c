@@ -6,6 +6,14 @@
  * so every answer can be computed from the store alone (see fs.h).
  */
 #include "fs/fs.h"
+#include "fs/conn.h"
+#include "fs/counters.h"
+#include "fs/decode.h"
+#include "fs/errmap.h"
+#include "fs/listing.h"
+#include "fs/lookup.h"
+#include "fs/ops.h"
+#include "fs/window.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,40 +28,6 @@
 #define ROOT_INO FUSE_ROOT_ID
 #define OFS_DEBUG(fs, ...) \
     do { if ((fs)->debug) fuse_log(FUSE_LOG_DEBUG, __VA_ARGS__); } while (0)
-
-/* ---- errors ------------------------------------------------------------ */
-
-int ofs_errno(int rc)
-{
-    if (rc >= 0)
-        return rc;
-    switch (rc) {
-    case STORE_ENOTFOUND:
-    case STORE_ENAME_EMPTY:
-    case STORE_ENAME_UTF8:
-    case STORE_ENAME_SLASH:
-    case STORE_ENAME_CTRL:
-    case STORE_ENAME_DOT:
-        return ENOENT;
-    case STORE_ENAME_LONG:
-        return ENAMETOOLONG;
-    case STORE_EEVICTED:
-    case STORE_EGONE:
-        return ENODATA;
-    case STORE_ERDONLY:
-        return EROFS;
-    case STORE_EREADERS:
-        return EAGAIN;
-    case STORE_EFULL:
-        return ENOSPC;
-    case STORE_ETOOBIG:
-        return EFBIG;
-    case STORE_ELIMITS:
-        return EINVAL;
-    default: /* ECORRUPT, EVERSION, ENOSTORE, ELMDB, ELOGGONE, unknown */
-        return EIO;
-    }
-}
 
 /* ---- attributes ------------------------------------------------------- */
 
@@ -138,8 +112,8 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
         return 0;
     }
     rc = ofs_errno(rc);
-    if (fs->remote && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
-        if ((rc = ofs_remote_lookup(fs, name, &e)) == 0) {
+    if (fs->tier && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
+        if ((rc = ofs_lookup_name(fs, name, &e)) == 0) {
             entry_param(fs, &e, ep);
             ep->entry_timeout = ep->attr_timeout = fs->remote_ttl;
             return 0;
@@ -153,7 +127,7 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
          * name as soon as it is written here; another host's write it cannot
          * see, so with a remote the TTL bounds it. */
         memset(ep, 0, sizeof *ep);
-        ep->entry_timeout = fs->remote ? fs->remote_ttl : fs->timeout;
+        ep->entry_timeout = fs->tier ? fs->remote_ttl : fs->timeout;
         return 0;
     }
     OFS_DEBUG(fs, "offloadfs: lookup '%s': %s\n", name, strerror(rc));
@@ -178,7 +152,7 @@ static int do_getattr(struct ofs *fs, fuse_ino_t ino, struct stat *st)
         root_stat(fs, st);
         return 0;
     }
-    rc = ofs_remote_ino(ino) ? ofs_remote_entry(fs, ino, &e)
+    rc = ofs_remote_ino(ino) ? ofs_lookup_entry(fs, ino, &e)
                              : store_version_stat(fs->st, fs->ns, ino, &e, NULL);
     if (rc)
         return ofs_errno(rc);
@@ -214,7 +188,7 @@ static int do_open(struct ofs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
     fi->keep_cache = 1;
     fi->noflush = 1;
     if (ofs_remote_ino(ino))
-        return ofs_remote_entry(fs, ino, NULL);
+        return ofs_lookup_entry(fs, ino, NULL);
     err = ofs_errno(store_version_stat(fs->st, fs->ns, ino, NULL, NULL));
     if (err == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
@@ -249,6 +223,19 @@ static int read_send(const struct iovec *iov, size_t iovcnt, size_t total, void 
     return 0;
 }
 
+/* A read of remote inode INO: what it is (lookup.c), then its bytes from
+ * the read windows (window.c) on this thread's connection (conn.c). */
+static void op_read_remote(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+{
+    struct ofs_object o;
+    if (ofs_lookup_object(fs, ino, &o)) {
+        ofs_count(&fs->count.evicted_reads, 1);
+        fuse_reply_err(req, ENODATA);
+        return;
+    }
+    ofs_window_read(fs, ofs_conn_get(fs), req, &o, size, off);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -265,7 +252,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         return;
     }
     if (ofs_remote_ino(ino)) {
-        ofs_remote_read(fs, req, ino, size, off);
+        op_read_remote(fs, req, ino, size, off);
         return;
     }
     /* A compressed value's frames come decoded, often ahead (decode.c). */
@@ -295,10 +282,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 struct ofs_dir {
     off_t pos;                      /* position after the last key sent */
     char key[STORE_NAME_MAX + 1];   /* that key ("" before any) */
-    int remote;                     /* it came from the remote's names (remote.c),
+    int remote;                     /* it came from the remote's names (listing.c),
                                        which follow the local ones */
     struct ofs_rlist *rlist;        /* the remote's names this handle lists
-                                       (remote_list.c), NULL before */
+                                       (listing.c), NULL before */
 };
 
 #define DIR_FIRST_KEY 2
@@ -409,12 +396,12 @@ static int do_readdir(struct rd_ctx *c, off_t off)
     }
     if (!in_remote) {
         rc = store_list(c->fs->st, c->fs->ns, after, rd_key, c);
-        if (rc == RD_FULL || rc || !c->fs->remote)
+        if (rc == RD_FULL || rc || !c->fs->tier)
             return rc == RD_FULL ? 0 : ofs_errno(rc);
         after = NULL;
     }
     /* then what only the remote has */
-    rc = ofs_remote_list(c->fs, c->req, &c->dir->rlist, after, rd_remote, c);
+    rc = ofs_listing_names(c->fs, c->req, &c->dir->rlist, after, rd_remote, c);
     return rc == RD_FULL ? 0 : ofs_errno(rc);
 }
 
@@ -488,7 +475,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     struct ofs_dir *d = (struct ofs_dir *)(uintptr_t)fi->fh;
     (void)ino;
     if (d)
-        ofs_remote_list_drop(ofs_from_req(req), d->rlist);
+        ofs_listing_drop(ofs_from_req(req), d->rlist);
     free(d);
     fuse_reply_err(req, 0);
 }
@@ -588,7 +575,7 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
     if (ino == ROOT_INO)
         return ENODATA;
     if (ofs_remote_ino(ino))
-        return ofs_remote_entry(fs, ino, e);
+        return ofs_lookup_entry(fs, ino, e);
     return ofs_errno(store_version_stat(fs->st, fs->ns, ino, e, NULL));
 }
 

@@ -37,6 +37,8 @@
  * given, as before.
  */
 #include "fs/fs.h"
+#include "fs/asuser.h"
+#include "fs/pin.h"
 
 #include <errno.h>
 #include <fcntl.h>

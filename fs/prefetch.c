@@ -22,6 +22,8 @@
  * version is replaced or evicted, or by the kernel under memory pressure.
  */
 #include "fs/fs.h"
+#include "fs/errmap.h"
+#include "fs/prefetch.h"
 
 #include <errno.h>
 #include <inttypes.h>

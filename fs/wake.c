@@ -44,6 +44,8 @@
  *   while they still are that file (same device and inode, a socket).
  */
 #include "fs/fs.h"
+#include "fs/asuser.h"
+#include "fs/wake.h"
 #include "store/wake.h"
 
 #include <errno.h>

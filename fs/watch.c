@@ -32,6 +32,10 @@
  * a change the watcher stops the daemon instead of polling.
  */
 #include "fs/fs.h"
+#include "fs/errmap.h"
+#include "fs/prefetch.h"
+#include "fs/wake.h"
+#include "fs/watch.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -150,7 +154,7 @@ static int lock_check(struct ofs *fs)
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': lock.mdb %s: %s; stopping "
                  "(restart offloadfs to serve the store again)\n",
                  store_path(fs->st), why, store_strerror(rc));
-    atomic_store(&fs->watch.lock_changed, 1);
+    atomic_store(&fs->lock_changed, 1);
     session_stop(fs);
     return -1;
 }
@@ -268,7 +272,7 @@ int ofs_watch_start(struct ofs *fs)
     w->interval_ms = OFS_WATCH_INTERVAL_MS;
     atomic_store(&w->stop, 0);
     atomic_store(&w->done, 1);
-    atomic_store(&w->lock_changed, 0);
+    atomic_store(&fs->lock_changed, 0);
     /* Take the starting point: nothing before it can be cached yet. */
     if ((rc = store_stats_get(fs->st, &s)))
         return ofs_errno(rc);
@@ -294,11 +298,6 @@ void ofs_watch_stop_begin(struct ofs *fs)
     atomic_store(&w->stop, 1);
     if (write(w->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         fuse_log(FUSE_LOG_ERR, "offloadfs: waking the watcher to stop: %s\n", strerror(errno));
-}
-
-int ofs_watch_lock_changed(struct ofs *fs)
-{
-    return atomic_load(&fs->watch.lock_changed);
 }
 
 int ofs_watch_done(struct ofs *fs)

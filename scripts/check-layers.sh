@@ -1,9 +1,11 @@
 #!/bin/bash
 # check-layers.sh -- fails when a C file includes against the module graph
-# of doc/development.md ("The module graph").
+# of doc/development.md ("The module graph"), or when files of one module
+# call each other in a circle.
 #
 #   scripts/check-layers.sh [ROOT]     check the tree at ROOT (default: this one)
 #   scripts/check-layers.sh --debts    print the known debts, one a line
+#   scripts/check-layers.sh --circles  print the allowed call circles, one a line
 #
 # It reads every #include line of every .c and .h file of the modules (not
 # tests/ or scripts/: a test may reach into any module it tests) and fails,
@@ -17,7 +19,13 @@
 #   - headers include each other in a circle;
 #   - MAY_INCLUDE itself has a circle (the graph must run one way);
 #   - a known debt (KNOWN_DEBTS) is no longer in the tree: the list only
-#     shrinks, so a debt paid is a line deleted here and in the doc.
+#     shrinks, so a debt paid is a line deleted here and in the doc;
+#   - two files of one module call each other, directly or around a circle
+#     (file A calls a function that file B defines: read with nm from the
+#     built object files, $OFFLOADFS_BUILD/obj or ROOT/build/obj, of the
+#     files the tree holds), unless the call is a listed allowance
+#     (CALL_ALLOWANCES), which only shrinks too. Without object files (no
+#     build yet) this check is skipped, and the summary says so.
 # Exit 0 and one summary line when the tree is clean; 1 and one line per
 # problem otherwise; 2 on bad usage.
 set -u
@@ -47,7 +55,8 @@ declare -A PUBLIC=(
     [store/store.h]="*"
     [store/wake.h]="fs"                          # the daemon's half of read-your-writes
     [remote/remote.h]="*"
-    [tier/tier.h]="*"
+    [tier/reader.h]="*"                          # the reader's port: no remote type
+    [tier/tier.h]="agentlink agentlink/cli"      # the writer's: includes remote/remote.h
     [metrics/prom.h]="*"
     [agentlink/agentlink.h]="*"
     [agentlink/internal.h]="agentlink/mcp agentlink/cli"
@@ -72,20 +81,34 @@ declare -A LIBS=(
 # check fails on any wrong include not listed here, and on any line here
 # whose include is gone: delete the line when the debt is paid.
 KNOWN_DEBTS="
-fs/remote_read.c -> remote/remote.h
 agentlink/cli/cmd_store.c -> remote/remote.h
 "
 # Why each is a debt:
-# - fs/remote_read.c builds object names and calls remote_get_if() itself,
-#   around tier/; the daemon should see only tier/ and no REMOTE_E* code.
 # - agentlink/cli/cmd_store.c checks an s3:// URL with remote_url_check();
 #   the command should reach the remote only through the library or tier/.
+
+# ---- allowed call circles ---------------------------------------------------
+# Calls between files of one module that close a circle today, each to be
+# removed by a refactor of that module: "FILE -> FILE" (the caller, then the
+# file that defines what it calls), one a line. The check leaves these
+# calls out of the graph; it fails on any other circle, and on a line here
+# whose call is gone: delete the line when the circle is broken.
+CALL_ALLOWANCES="
+agentlink/handle.c -> agentlink/lookup.c
+"
+# Why each is allowed for now:
+# - agentlink/: handle.c calls lookup.c's remote lookups (al_tier_find,
+#   al_tier_names, ...) and lookup.c calls handle.c's al_store_lock() and
+#   al_store_namespace(); the store lock and namespace belong below both.
 
 # ---------------------------------------------------------------------------
 if [ "${1:-}" = --debts ]; then
     sed '/^$/d' <<<"$KNOWN_DEBTS"; exit 0
 fi
-case ${1:-} in -*) echo "usage: $0 [ROOT] | --debts" >&2; exit 2 ;; esac
+if [ "${1:-}" = --circles ]; then
+    sed '/^$/d' <<<"$CALL_ALLOWANCES"; exit 0
+fi
+case ${1:-} in -*) echo "usage: $0 [ROOT] | --debts | --circles" >&2; exit 2 ;; esac
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$root" ] || { echo "check-layers: no directory '$root'" >&2; exit 2; }
 cd "$root" || exit 2
@@ -213,8 +236,54 @@ while IFS= read -r d; do
         say "known debt '$d' is no longer in the tree: delete its line from KNOWN_DEBTS in scripts/check-layers.sh and from doc/development.md"
 done <<<"$KNOWN_DEBTS"
 
+# ---- call circles, from the object files ----------------------------------
+objdir=${OFFLOADFS_BUILD:-build}/obj
+declare -A allow=() allow_seen=() checked=()
+while IFS= read -r a; do [ -z "$a" ] || allow[$a]=1; done <<<"$CALL_ALLOWANCES"
+nobj=0 ncalls=0
+for m in $(printf '%s\n' "${!MAY_INCLUDE[@]}" | LC_ALL=C sort); do
+    objs=()
+    for o in "$objdir/$m"/*.o; do
+        # Only objects of files the tree holds: a renamed file's old object
+        # may still lie in the build directory.
+        [ -f "$o" ] && [ -f "$m/$(basename "$o" .o).c" ] && objs+=("$o")
+    done
+    [ ${#objs[@]} -gt 0 ] || continue
+    nobj=$((nobj + ${#objs[@]}))
+    checked[$m]=1
+    # One nm over the module: "FILE.o: SYMBOL TYPE ..." (-A -P); a symbol
+    # defined in one file and undefined in another is a call (or a use of
+    # its data) from the second to the first.
+    kept=""
+    while read -r a b; do
+        ncalls=$((ncalls + 1))
+        if [ -n "${allow["$a -> $b"]+x}" ]; then allow_seen["$a -> $b"]=1; continue; fi
+        kept+="$a $b"$'\n'
+    done < <(nm -A -P -g "${objs[@]}" 2>/dev/null | awk -v m="$m" '
+        { f = $1; sub(/:$/, "", f); n = split(f, p, "/"); src = m "/" p[n]; sub(/\.o$/, ".c", src)
+          if ($3 == "U") u[++k] = src " " $2; else if ($3 != "w" && $3 != "v") def[$2] = src }
+        END { for (i = 1; i <= k; i++) { split(u[i], x, " "); d = def[x[2]]
+                                         if (d != "" && d != x[1]) print x[1], d } }' | LC_ALL=C sort -u)
+    [ -n "$kept" ] || continue
+    loop=$(tsort <<<"$kept" 2>&1 >/dev/null | grep -v 'input contains a loop' | sed 's/^tsort: //')
+    [ -z "$loop" ] || say "$m/: files call each other in a circle: $(echo $loop) (from the object files in $objdir/$m; a file may call only files that do not call it back, directly or around)"
+done
+nallow=0
+while IFS= read -r a; do
+    [ -n "$a" ] || continue
+    nallow=$((nallow + 1))
+    module_of "${a%% -> *}"
+    [ -z "${checked[$MOD]+x}" ] || [ -n "${allow_seen[$a]+x}" ] ||
+        say "allowed call '$a' is no longer made: delete its line from CALL_ALLOWANCES in scripts/check-layers.sh and from doc/development.md"
+done <<<"$CALL_ALLOWANCES"
+if [ "$nobj" -eq 0 ]; then
+    calls="no object files in $objdir (build first): call circles not checked"
+else
+    calls="$nobj object files, $ncalls calls between files checked, $nallow allowed"
+fi
+
 if [ "$problems" -gt 0 ]; then
     echo "check-layers: $problems problem(s); the allowed directions are in doc/development.md"
     exit 1
 fi
-echo "check-layers: ${#files[@]} files, $nincl includes checked, $ndebts known debts: the graph runs one way"
+echo "check-layers: ${#files[@]} files, $nincl includes checked, $ndebts known debts; $calls: the graph runs one way"

@@ -22,16 +22,16 @@ set -u
 build=${1:-build}
 
 # library: the prefix every global name it defines must carry.
-# While fs/, tier/ and agentlink/ are renamed (doc/development.md, "Known
-# debts"), only these two are checked. Add, once clean:
-#   [libtier.a]='^tier_'
-#   [libagentlink.a]='^(al_|tier_|remote_|store_)'   (it carries tier,
-#                                                     remote and store objects)
-#   [libmcp.a]='^mcp_'
-# and the leaf common/ with its own prefix, once it exists.
+# libagentlink.a, the installed archive, bundles libal.a and the layers
+# below it, so it is clean when they are.
 declare -A PREFIX=(
+    [libcommon.a]='^common_'
     [libstore.a]='^store_'
     [libremote.a]='^remote_'
+    [libremote_mem.a]='^remote_'
+    [libtier.a]='^tier_'
+    [libal.a]='^al_'
+    [libmcp.a]='^mcp_'
 )
 
 # The operation files of remote/: each uses only the core (request.c,

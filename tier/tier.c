@@ -11,9 +11,15 @@
 const char *tier_strerror(int err)
 {
     switch (err) {
-    case TIER_EPENDING: return "stored locally, but the upload to the remote failed: pending (agentlink sync)";
+    case TIER_EUNSENT: return "stored locally, but the upload to the remote failed: pending (agentlink sync)";
     case TIER_ETOMB: return "removed (a tombstone on the remote)";
     case TIER_ENONE: return "the store names no remote";
+    case TIER_ENOTFOUND: return "not on the remote";
+    case TIER_ECHANGED: return "that version is no longer on the remote (replaced or removed)";
+    case TIER_ECONFIG: return remote_strerror(REMOTE_ECONFIG);
+    case TIER_EDENIED: return remote_strerror(REMOTE_EDENIED);
+    case TIER_ENOBUCKET: return remote_strerror(REMOTE_ENOBUCKET);
+    case TIER_EFAILED: return "the remote failed (unreachable, stalled, or an answer not understood)";
     default: break;
     }
     if (err <= REMOTE_ERR_BASE && err > REMOTE_ERR_BASE - 100)

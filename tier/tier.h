@@ -22,11 +22,15 @@
  *   removal) is live: readers ask for the object first.
  * - Threads: a tier handle may be shared; each thread passes its own
  *   remote_conn (remote.h).
+ * - This header is the writer's (the library's). A reader -- the daemon --
+ *   includes reader.h alone: it sees no remote.h, no object name and no
+ *   REMOTE_E* code.
  *
  * Errors
  * ======
  * 0, errno values, STORE_E* codes (store.h), REMOTE_E* codes (remote.h),
- * or the TIER_E* codes below; tier_strerror() describes them all.
+ * or the TIER_E* codes (reader.h); tier_strerror() describes them all.
+ * The functions of reader.h return no REMOTE_E* code.
  */
 #ifndef OFFLOADFS_TIER_H
 #define OFFLOADFS_TIER_H
@@ -36,20 +40,11 @@
 
 #include "remote/remote.h"
 #include "store/store.h"
+#include "tier/reader.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TIER_ERR_BASE (-34000)
-#define TIER_EPENDING (TIER_ERR_BASE - 1) /* stored locally, the upload failed: pending */
-#define TIER_ETOMB    (TIER_ERR_BASE - 2) /* removed (a tombstone on the remote) */
-#define TIER_ENONE    (TIER_ERR_BASE - 3) /* the store names no remote */
-
-/* A static description of any code tier functions return. Never NULL. */
-const char *tier_strerror(int err);
-
-typedef struct tier tier;
 
 /* Opens the tier of ST (which must outlive it): reads the store's remote
  * URL and the AWS configuration (remote_open()). OPT may be NULL.
@@ -59,8 +54,7 @@ typedef struct tier tier;
  * store errors reading the URL. */
 int tier_open(tier **out, store *st, const remote_options *opt, char *msg, size_t msglen);
 
-/* Releases T (NULL is fine). */
-void tier_close(tier *t);
+/* tier_close(): reader.h. */
 
 /* The remote of T, for remote_conn_new() and remote_check(). */
 remote *tier_remote(tier *t);
@@ -81,7 +75,7 @@ int tier_upload(tier *t, remote_conn *c, const char *ns, const char *key, uint64
 
 /* store_put() then tier_upload(). Returns 0 when the remote has the result
  * (then results left pending by earlier writes are uploaded too, as
- * tier_sync() does; those that fail stay pending); TIER_EPENDING when it
+ * tier_sync() does; those that fail stay pending); TIER_EUNSENT when it
  * was stored locally (and *OUT filled) but the upload failed
  * (remote_conn_message() says why; the result is pending); store errors
  * when nothing was written. */
@@ -96,7 +90,7 @@ typedef void (*tier_report_fn)(void *ctx, const char *ns, const char *key, int r
  * tombstone as tier_remove() does (a name written here again since is
  * live: its mark is dropped, nothing sent); FN (may be NULL) hears of
  * each. *UPLOADED and *LEFT (may be NULL) get the counts, tombstones
- * included. Returns 0 when nothing is left pending, TIER_EPENDING
+ * included. Returns 0 when nothing is left pending, TIER_EUNSENT
  * otherwise, or a store error. */
 int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *uploaded,
               unsigned *left);
@@ -146,12 +140,6 @@ int tier_get(tier *t, remote_conn *c, const char *ns, const char *key, const cha
  * of the removal, 0 when unknown) when there is one; REMOTE_ENOTFOUND when
  * not; other REMOTE_E* codes. */
 int tier_tomb_get(tier *t, remote_conn *c, const char *ns, const char *key, int64_t *created);
-
-/* 1 when T's store holds a removal of (NS, KEY) whose tombstone is not yet
- * on the remote (removed here while it could not be reached): this host's
- * answer is then "removed", whatever the remote still holds. 0 otherwise,
- * also when the marks cannot be read. */
-int tier_tomb_pending(tier *t, const char *ns, const char *key);
 
 /* Calls FN for each result of NS on the remote (KEY without the "NS/"),
  * in the order the server sends (remote_list(): sort when you need one),

@@ -19,6 +19,6 @@ typedef struct list_ctx {
 int tier_list_strip(void *arg, const char *name, uint64_t size, int64_t mtime);
 
 /* 1 when VERSION is marked pending in T's store. */
-int pending_is(tier *t, uint64_t version);
+int tier_pending_is(tier *t, uint64_t version);
 
 #endif

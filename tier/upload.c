@@ -63,7 +63,7 @@ int tier_upload(tier *t, remote_conn *c, const char *ns, const char *key, uint64
             return 0;
         if (rc)
             return rc;
-        if (pending_is(t, cur.version))
+        if (tier_pending_is(t, cur.version))
             return 0;
         e = cur;
     }
@@ -77,7 +77,7 @@ static int find_version(const char *ns, const char *key, uint64_t version, void 
     return version == *(uint64_t *)ctx ? 1 : 0;
 }
 
-int pending_is(tier *t, uint64_t version)
+int tier_pending_is(tier *t, uint64_t version)
 {
     return store_pending_list(t->st, find_version, &version) == 1;
 }
@@ -110,7 +110,7 @@ int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const voi
     if (rc == STORE_EGONE)
         return 0; /* replaced or removed before the upload began: not ours to send */
     if (rc)
-        return TIER_EPENDING;
+        return TIER_EUNSENT;
     /* The remote works again: send what earlier writes left pending. A
      * failure here is theirs, not this write's: they stay pending. */
     if (tier_has_pending(t))
@@ -188,5 +188,5 @@ int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *u
         *left = bad;
     if (rc)
         return rc;
-    return bad ? TIER_EPENDING : 0;
+    return bad ? TIER_EUNSENT : 0;
 }

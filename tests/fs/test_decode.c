@@ -6,6 +6,7 @@
  * bytes or STORE_EGONE, never another version's. */
 #include "../store/fixture.h"
 #include "fs/fs.h"
+#include "fs/decode.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,7 +3,9 @@
 # this tree, and fails, naming the file and the include, on a copy of the
 # tree with a wrong include planted in it: a module reaching up or sideways,
 # a private header, a library another module owns, an unknown directory, a
-# circle of headers, a known debt paid but still listed.
+# circle of headers, a known debt paid but still listed; and, from object
+# files, on two files of a module that call each other, directly or around
+# a circle, and on an allowed call circle that is gone but still listed.
 . "$(dirname "$0")/../lib.sh"
 CHECK=$T_TOP/scripts/check-layers.sh
 
@@ -47,6 +49,16 @@ planted "the daemon including the library's header (a new file of a known debt) 
     'fs/ops.c includes "agentlink/internal.h"'
 
 copy
+echo '#include "remote/remote.h"' >>"$T_TMP/tree/fs/window.c"
+planted "the daemon including the remote's header fails: it reaches the remote through tier/ only" \
+    'fs/window.c includes "remote/remote.h"' 'never remote'
+
+copy
+echo '#include "tier/tier.h"' >>"$T_TMP/tree/fs/lookup.c"
+planted "the daemon including the tier's writer header (which brings remote.h) fails" \
+    'fs/lookup.c includes "tier/tier.h": that header is for agentlink, agentlink/cli only'
+
+copy
 echo '#include "remote/remote_int.h"' >>"$T_TMP/tree/tier/upload.c"
 planted "tier/ including remote/'s private header fails" \
     'tier/upload.c includes "remote/remote_int.h": that header is private to remote'
@@ -74,6 +86,56 @@ planted "two headers including each other fail" 'headers include each other in a
 copy
 printf '#include "fs/fs.h"\n#include "remote/remote_int.h"\n#include <lmdb.h>\n' >"$T_TMP/tree/tests/store/probe.c"
 t_rc "tests/ may include any module's headers" 0 "$CHECK" "$T_TMP/tree"
+
+# Call circles, read from object files: OFFLOADFS_BUILD points the check at
+# a directory of objects compiled here from planted files (cc -c), beside
+# the copy of the tree that holds their sources.
+objs=$T_TMP/objs
+# plant_calls NAME CALLS... : writes fs/NAME.c into the copy, defining
+# NAME() that calls each of CALLS, and compiles it into $objs/obj/fs/.
+plant_calls() {
+    local n=$1 c body=""; shift
+    for c in "$@"; do body+="$c(); "; done
+    { for c in "$@"; do echo "void $c(void);"; done
+      echo "void $n(void); void $n(void) { $body}"; } >"$T_TMP/tree/fs/$n.c"
+    mkdir -p "$objs/obj/fs"
+    cc -c -o "$objs/obj/fs/$n.o" "$T_TMP/tree/fs/$n.c" || t_not_ok "compiling the planted fs/$n.c"
+}
+copy; rm -rf "$objs"
+plant_calls calls_a calls_b
+plant_calls calls_b
+OFFLOADFS_BUILD=$objs t_rc "a call one way between two files passes" 0 "$CHECK" "$T_TMP/tree"
+
+copy; rm -rf "$objs"
+plant_calls calls_a calls_b
+plant_calls calls_b calls_a
+OFFLOADFS_BUILD=$objs planted "two files calling each other fail, naming both" \
+    'fs/: files call each other in a circle' fs/calls_a.c fs/calls_b.c
+
+copy; rm -rf "$objs"
+plant_calls calls_a calls_b
+plant_calls calls_b calls_c
+plant_calls calls_c calls_a
+OFFLOADFS_BUILD=$objs planted "three files calling around a circle fail, naming them" \
+    'fs/: files call each other in a circle' fs/calls_a.c fs/calls_b.c fs/calls_c.c
+
+# An allowed circle that is gone (the module's objects no longer make the
+# call) but still listed fails, so that list only shrinks too.
+allowed=$("$CHECK" --circles | head -1)
+if [ -z "$allowed" ]; then
+    t_ok "no allowed call circle is left to check"
+else
+    copy; rm -rf "$objs"
+    from=${allowed%% -> *} to=${allowed#* -> }
+    mod=${from%/*}
+    mkdir -p "$objs/obj/$mod"
+    for f in "$from" "$to"; do
+        echo "int ${f//[\/.]/_}_alone;" >"$T_TMP/plain.c"
+        cc -c -o "$objs/obj/$mod/$(basename "$f" .c).o" "$T_TMP/plain.c"
+    done
+    OFFLOADFS_BUILD=$objs planted "an allowed call circle no longer made but still listed fails, naming it" \
+        "allowed call '$allowed' is no longer made"
+fi
 
 # A known debt paid (its include removed) but still listed fails, so the
 # list only shrinks.

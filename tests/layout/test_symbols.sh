@@ -14,13 +14,13 @@ t_rc "the check passes on this build" 0 "$CHECK" "$T_BUILD"
 grep -q '^check-symbols: .* each with its module.s prefix; remote/: .* no operation calling another$' "$T_TMP/out" &&
     t_ok "  and says so in one line" || t_not_ok "  and says so in one line"
 
-# plant MEMBER.o 'C SOURCE' : a copy of the build's libstore.a and
-# libremote.a in $T_TMP/b, with MEMBER.o (compiled from the source)
+# plant LIB MEMBER.o 'C SOURCE' : a copy of the build's static libraries
+# in $T_TMP/b, with MEMBER.o (compiled from the source)
 # added to LIB or put in place of the member of that name.
 plant() {
     local lib=$1 member=$2 src=$3
     rm -rf "$T_TMP/b"; mkdir -p "$T_TMP/b"
-    cp "$T_BUILD/libstore.a" "$T_BUILD/libremote.a" "$T_TMP/b/" &&
+    cp "$T_BUILD"/lib*.a "$T_TMP/b/" &&
         printf '%s\n' "$src" >"$T_TMP/b/${member%.o}.c" &&
         "$CC" -c -o "$T_TMP/b/$member" "$T_TMP/b/${member%.o}.c" &&
         (cd "$T_TMP/b" && ar r "$lib" "$member" 2>/dev/null) || t_not_ok "planting $member in a copy of $lib"

@@ -37,7 +37,7 @@ static void put_should_be_pending_when_the_remote_refuses(void **state)
     size_t len;
     unsigned up = 9, left = 9;
     mfx_fault(f, .op = REMOTE_MEM_PUT, .err = REMOTE_EDENIED);
-    assert_int_equal(tier_put(f->ta, f->ca, "ns", "p", "pending bytes", 13, NULL, NULL, &e), TIER_EPENDING);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "p", "pending bytes", 13, NULL, NULL, &e), TIER_EUNSENT);
     /* a refusal is not retried */
     assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_PUT), 1);
     assert_int_equal(remote_conn_attempts(f->ca), 1);
@@ -52,7 +52,7 @@ static void put_should_be_pending_when_the_remote_refuses(void **state)
     assert_int_equal(tier_has_pending(f->ta), 1);
     mfx_assert_no_object(f, "ns/p");
     /* sync while it still refuses: nothing lost, still pending */
-    assert_int_equal(tier_sync(f->ta, f->ca, NULL, NULL, &up, &left), TIER_EPENDING);
+    assert_int_equal(tier_sync(f->ta, f->ca, NULL, NULL, &up, &left), TIER_EUNSENT);
     assert_int_equal(up, 0);
     assert_int_equal(left, 1);
     assert_int_equal(mfx_pending(f->a), 1);
@@ -81,7 +81,7 @@ static void put_should_retry_transient_errors_up_to_the_bound(void **state)
     remote_mem_fault_clear(f->m);
     remote_mem_requests_reset(f->m);
     mfx_fault(f, .op = REMOTE_MEM_PUT, .err = REMOTE_EDOWN, .times = 3);
-    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "defg", 4, NULL, NULL, NULL), TIER_EPENDING);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "defg", 4, NULL, NULL, NULL), TIER_EUNSENT);
     assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_PUT), 3);
     assert_int_equal(remote_conn_attempts(f->ca), 3);
     assert_string_equal(remote_conn_message(f->ca), "PUT s3://" MFX_BUCKET "/" MFX_PREFIX
@@ -119,7 +119,7 @@ static void stalled_remote_should_leave_the_put_pending_with_the_reason(void **s
     assert_int_equal(tier_open(&t, f->a, &one, msg, sizeof msg), 0);
     assert_int_equal(remote_conn_new(&c, tier_remote(t)), 0);
     mfx_fault(f, .op = REMOTE_MEM_PUT, .delay_ms = 60000);
-    assert_int_equal(tier_put(t, c, "ns", "st", "x", 1, NULL, NULL, NULL), TIER_EPENDING);
+    assert_int_equal(tier_put(t, c, "ns", "st", "x", 1, NULL, NULL, NULL), TIER_EUNSENT);
     assert_string_equal(remote_conn_message(c),
                         "PUT s3://" MFX_BUCKET "/" MFX_PREFIX "/ns/st: stalled, nothing moved for 1 s");
     assert_int_equal(remote_conn_attempts(c), 1);
@@ -155,7 +155,7 @@ static void sync_should_upload_oldest_first_and_keep_failures_pending(void **sta
     assert_int_equal(store_put(f->a, "other", "k2", "two!", 4, NULL, NULL), 0);
     assert_int_equal(store_put(f->a, "ns", "k3", "three", 5, NULL, NULL), 0);
     mfx_fault(f, .op = REMOTE_MEM_PUT, .name = "other/", .err = REMOTE_EDENIED);
-    assert_int_equal(tier_sync(f->ta, f->ca, report, &r, &up, &left), TIER_EPENDING);
+    assert_int_equal(tier_sync(f->ta, f->ca, report, &r, &up, &left), TIER_EUNSENT);
     assert_int_equal(up, 2);
     assert_int_equal(left, 1);
     assert_int_equal(r.n, 3);
@@ -329,7 +329,7 @@ static void unknown_bucket_should_leave_writes_pending(void **state)
 {
     struct mfx *f = *state;
     remote_mem_bucket_drop(MFX_BUCKET);
-    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "x", 1, NULL, NULL, NULL), TIER_EPENDING);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "k", "x", 1, NULL, NULL, NULL), TIER_EUNSENT);
     assert_string_equal(remote_conn_message(f->ca),
                         "PUT s3://" MFX_BUCKET "/" MFX_PREFIX "/ns/k: HTTP 404 NoSuchBucket");
     assert_int_equal(remote_check(f->ca), REMOTE_ENOBUCKET);

@@ -28,7 +28,7 @@ static int run(store *st, tier *t, remote_conn *c, int argc, char **argv)
             return 1;
         rc = tier_put(t, c, ns, argv[3], buf, len, &m, NULL, NULL);
         free(buf);
-        if (rc == TIER_EPENDING) {
+        if (rc == TIER_EUNSENT) {
             fprintf(stderr, "tierctl: %s: %s\n", tier_strerror(rc), remote_conn_message(c));
             return 5;
         }

@@ -1,6 +1,6 @@
-/* remote.c -- the daemon's side of the remote tier (doc/remote.md): a
- * name the local store does not hold live is looked up on the store's
- * remote, and a result found there is served by ranged GETs.
+/* lookup.c -- remote names (doc/remote.md): a name the local store does
+ * not hold live is looked up on the store's remote, and a result found
+ * there gets an inode (a slot) whose reads window.c serves.
  *
  * Why it is shaped so:
  * - Inodes: a remote result is one object version (its ETag), given an
@@ -15,18 +15,22 @@
  *   the kernel's entry and attribute timeouts for remote names (and for
  *   negative entries, which another host's write cannot invalidate) are
  *   the same TTL. 0: every lookup asks the remote.
- * - Threads: each FUSE worker keeps its own remote connection (a
- *   thread-specific key of this mount, freed as the thread ends), so a
- *   slow remote holds only the requests that need it.
- * - Faults: every request is bounded (remote.h); a failure is EIO and one
+ * - Threads: each FUSE worker uses its own remote connection (conn.c),
+ *   so a slow remote holds only the requests that need it.
+ * - Faults: every request is bounded (tier/reader.h); a failure is EIO and one
  *   log line naming the object and the cause. Nothing is kept broken: the
  *   next request tries again, so reads recover without a remount.
  * - The slot table only grows (one slot per remote version seen by this
  *   mount, a few hundred bytes each).
- * - Listings (readdir) are remote_list.c's.
+ * - Listings (readdir) are listing.c's; the bytes of a read window.c's,
+ *   which this file feeds (the first bytes of a lookup) and never asks.
  */
 #include "fs/fs.h"
-#include "tier/tier.h"
+#include "fs/conn.h"
+#include "fs/counters.h"
+#include "fs/errmap.h"
+#include "fs/lookup.h"
+#include "fs/window.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,8 +40,6 @@
 
 #define SLOT_BUCKETS 4096u
 
-_Static_assert(OFS_REMOTE_NO_RETRY == REMOTE_NO_RETRY, "fs.h and remote.h agree");
-
 struct rslot {
     char *key;
     char *etag;
@@ -46,9 +48,7 @@ struct rslot {
     struct rslot *next;    /* hash chain by key (newest version of a key only) */
 };
 
-struct ofs_remote {
-    tier *t;
-    pthread_key_t conn_key;
+struct ofs_slots {
     pthread_mutex_t lock;           /* slots, by_key */
     struct rslot **slots;           /* by inode - OFS_REMOTE_INO_BASE */
     size_t nslots, cap;
@@ -70,93 +70,21 @@ static unsigned key_hash(const char *k)
     return h % SLOT_BUCKETS;
 }
 
-static void conn_free(void *c)
+int ofs_lookup_init(struct ofs *fs)
 {
-    remote_conn_free(c);
-}
-
-/* This thread's connection, made on first use; NULL without memory. */
-static remote_conn *thread_conn(struct ofs_remote *r)
-{
-    remote_conn *c = pthread_getspecific(r->conn_key);
-    if (!c && remote_conn_new(&c, tier_remote(r->t)) == 0 && pthread_setspecific(r->conn_key, c)) {
-        remote_conn_free(c);
-        c = NULL;
-    }
-    return c;
-}
-
-int ofs_remote_probe(const char *files, const char *store_abs)
-{
-    store *st = NULL;
-    tier *t = NULL;
-    remote_conn *c = NULL;
-    char msg[512];
-    int rc = store_open(&st, files, STORE_RDONLY), ret = 0;
-    if (!rc)
-        rc = tier_open(&t, st, NULL, msg, sizeof msg);
-    if (rc == TIER_ENONE || (rc && rc != REMOTE_ECONFIG)) { /* no remote; store errors: reported elsewhere */
-        store_close(st);
-        return 0;
-    }
-    if (rc == REMOTE_ECONFIG) {
-        fprintf(stderr, "offloadfs: store '%s': its remote: %s; nothing was mounted\n", store_abs, msg);
-        ret = 1;
-    } else if (remote_conn_new(&c, tier_remote(t)) == 0 && (rc = remote_check(c)) != 0) {
-        fprintf(stderr, "offloadfs: warning: remote %s: %s (%s); mounting: local results are "
-                "served, remote ones answer EIO until it works\n",
-                remote_conn_message(c), remote_strerror(rc),
-                rc == REMOTE_EDENIED ? "check AWS_ACCESS_KEY_ID / AWS_PROFILE" :
-                rc == REMOTE_ENOBUCKET ? "create the bucket or fix the URL (agentlink init --remote)" :
-                "is the endpoint up?");
-    }
-    remote_conn_free(c);
-    tier_close(t);
-    store_close(st);
-    return ret;
-}
-
-int ofs_remote_open(struct ofs *fs)
-{
-    char msg[512];
-    tier *t = NULL;
-    remote_options opt = {.stall_s = fs->remote_stall, .retries = fs->remote_retries};
-    fs->remote = NULL;
-    int rc = tier_open(&t, fs->st, &opt, msg, sizeof msg);
-    if (rc == TIER_ENONE)
-        return 0;
-    if (rc) {
-        fuse_log(FUSE_LOG_ERR, "offloadfs: remote tier off: %s\n", msg[0] ? msg : tier_strerror(rc));
-        return rc > 0 ? rc : EINVAL;
-    }
-    struct ofs_remote *r = calloc(1, sizeof *r);
-    if (!r || pthread_key_create(&r->conn_key, conn_free)) {
-        free(r);
-        tier_close(t);
+    struct ofs_slots *r = calloc(1, sizeof *r);
+    if (!r)
         return ENOMEM;
-    }
     pthread_mutex_init(&r->lock, NULL);
-    r->t = t;
-    fs->remote = r;
-    if ((rc = ofs_rlists_init(fs))) {
-        ofs_remote_close(fs);
-        return rc;
-    }
-    fuse_log(FUSE_LOG_INFO, "offloadfs: remote s3://%s/%s at %s, ttl %u s, failures bounded at %llu ms\n",
-             remote_bucket(tier_remote(t)), remote_prefix(tier_remote(t)),
-             remote_endpoint(tier_remote(t)), fs->remote_ttl,
-             (unsigned long long)remote_bound_ms(tier_remote(t)));
+    fs->slots = r;
     return 0;
 }
 
-void ofs_remote_close(struct ofs *fs)
+void ofs_lookup_free(struct ofs *fs)
 {
-    struct ofs_remote *r = fs->remote;
+    struct ofs_slots *r = fs->slots;
     if (!r)
         return;
-    ofs_rlists_free(fs); /* first: its thread uses the tier and its own connection */
-    remote_conn_free(pthread_getspecific(r->conn_key)); /* this thread's */
-    pthread_key_delete(r->conn_key);
     for (size_t i = 0; i < r->nslots; i++) {
         free(r->slots[i]->key);
         free(r->slots[i]->etag);
@@ -164,13 +92,12 @@ void ofs_remote_close(struct ofs *fs)
     }
     free(r->slots);
     pthread_mutex_destroy(&r->lock);
-    tier_close(r->t);
     free(r);
-    fs->remote = NULL;
+    fs->slots = NULL;
 }
 
 /* The newest slot of KEY, with r->lock held; NULL when none. */
-static struct rslot *slot_by_key(struct ofs_remote *r, const char *key)
+static struct rslot *slot_by_key(struct ofs_slots *r, const char *key)
 {
     for (struct rslot *s = r->by_key[key_hash(key)]; s; s = s->next)
         if (strcmp(s->key, key) == 0)
@@ -179,15 +106,15 @@ static struct rslot *slot_by_key(struct ofs_remote *r, const char *key)
 }
 
 /* Fills E from the remote's answer (inode INO). */
-static void entry_from_info(store_entry *e, uint64_t ino, const remote_info *in)
+static void entry_from_object(store_entry *e, uint64_t ino, const tier_object *in)
 {
     memset(e, 0, sizeof *e);
     e->version = ino;
     e->size = in->length;
-    e->created_ns = (uint64_t)(in->created > 0 ? in->created : 0) * 1000000000u;
+    e->created_ns = (uint64_t)in->created * 1000000000u;
     e->original_size = in->size;
     e->truncated = in->size > in->length;
-    if (in->tool && strlen(in->tool) <= STORE_TOOL_MAX) {
+    if (in->has_tool) {
         e->has_tool = 1;
         memcpy(e->tool, in->tool, strlen(in->tool) + 1);
     }
@@ -196,10 +123,10 @@ static void entry_from_info(store_entry *e, uint64_t ino, const remote_info *in)
 /* Records the answer IN for KEY (r->lock held): the same ETag keeps its
  * slot (and inode), another one gets a new slot that replaces the old in
  * the key chain. Returns the slot or NULL without memory. */
-static struct rslot *slot_record(struct ofs_remote *r, const char *key, const remote_info *in)
+static struct rslot *slot_record(struct ofs_slots *r, const char *key, const tier_object *in)
 {
     struct rslot *old = slot_by_key(r, key), *s;
-    if (old && in->etag && strcmp(old->etag, in->etag) == 0) {
+    if (old && strcmp(old->etag, in->etag) == 0) {
         old->checked = mono_now();
         return old;
     }
@@ -212,13 +139,13 @@ static struct rslot *slot_record(struct ofs_remote *r, const char *key, const re
         r->cap = cap;
     }
     if (!(s = calloc(1, sizeof *s)) || !(s->key = strdup(key)) ||
-        !(s->etag = strdup(in->etag ? in->etag : ""))) {
+        !(s->etag = strdup(in->etag))) {
         if (s)
             free(s->key);
         free(s);
         return NULL;
     }
-    entry_from_info(&s->e, OFS_REMOTE_INO_BASE + r->nslots, in);
+    entry_from_object(&s->e, OFS_REMOTE_INO_BASE + r->nslots, in);
     s->checked = mono_now();
     r->slots[r->nslots++] = s;
     struct rslot **pp = &r->by_key[key_hash(key)];
@@ -251,18 +178,18 @@ static int keep_first(void *arg, const void *data, size_t n)
     return 0;
 }
 
-int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
+int ofs_lookup_name(struct ofs *fs, const char *key, store_entry *e)
 {
-    struct ofs_remote *r = fs->remote;
-    remote_info in;
-    remote_conn *c;
+    struct ofs_slots *r = fs->slots;
+    tier_object in;
+    tier_conn *c;
     uint64_t got;
     store_tomb t;
     /* The local tombstone, for the library's answer (agentlink/lookup.c):
      * removed here with its tombstone pending is removed, whatever the
      * remote still holds; evicted here and unknown there is evicted. */
     int tombed = store_lookup(fs->st, fs->ns, key, NULL, &t) == STORE_EEVICTED;
-    if (tombed && t.reason == STORE_REASON_REMOVED && tier_tomb_pending(r->t, fs->ns, key))
+    if (tombed && t.reason == STORE_REASON_REMOVED && tier_tomb_pending(fs->tier, fs->ns, key))
         return ENODATA;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_key(r, key);
@@ -272,25 +199,25 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
         return 0;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!(c = thread_conn(r)))
+    if (!(c = ofs_conn_get(fs)))
         return ENOMEM;
     struct first f = {malloc(OFS_RWIN_FIRST), 0, OFS_RWIN_FIRST}; /* none: a HEAD only */
-    uint64_t start = ofs_metrics_clock();
-    int rc = tier_lookup_first(r->t, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
-    int gone = rc == REMOTE_ENOTFOUND || rc == TIER_ETOMB;
-    if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (fs.h) */
-        ofs_metrics_fetch_done(fs, start, rc != 0 && !gone);
+    uint64_t start = ofs_clock_ns();
+    int rc = tier_read_lookup(fs->tier, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
+    int gone = rc == TIER_ENOTFOUND || rc == TIER_ETOMB;
+    if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (counters.h) */
+        ofs_fetch_done(&fs->count, start, rc != 0 && !gone);
     if (rc) {
         free(f.p);
-        if (rc == REMOTE_ENOTFOUND)
-            return tombed ? ENODATA : ENOENT;
-        if (rc == TIER_ETOMB)
-            return ENODATA;
+        if (rc == TIER_ENOTFOUND && tombed)
+            return ENODATA; /* evicted here, unknown there: evicted */
+        if (gone)
+            return ofs_errno(rc);
         ofs_count(&fs->count.lookup_errors, !f.p && rc != ENOMEM); /* a HEAD only: no fetch */
-        fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, ofs_remote_why(c, rc));
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote lookup of '%s': %s\n", key, ofs_conn_why(c, rc));
         return rc == ENOMEM ? ENOMEM : EIO;
     }
-    if (!in.etag) {
+    if (!in.etag[0]) {
         /* The windows of a read pin the version with If-Match; without an
          * ETag nothing can (a Last-Modified has whole seconds, a length
          * misses a same-size replace), so such a server is refused rather
@@ -299,7 +226,6 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
                  "a read could mix two versions of the object: refused (offloadfs needs an S3 "
                  "server that sends ETags)\n", key);
         free(f.p);
-        remote_info_clear(&in);
         return EIO;
     }
     pthread_mutex_lock(&r->lock);
@@ -308,22 +234,21 @@ int ofs_remote_lookup(struct ofs *fs, const char *key, store_entry *e)
         *e = s->e;
     pthread_mutex_unlock(&r->lock);
     if (s && f.len == (in.length < f.cap ? in.length : f.cap))
-        ofs_rwin_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
+        ofs_window_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
     free(f.p);
-    remote_info_clear(&in);
     return s ? 0 : ENOMEM;
 }
 
 /* The slot of inode INO, with r->lock held; NULL when unknown. */
-static struct rslot *slot_by_ino(struct ofs_remote *r, fuse_ino_t ino)
+static struct rslot *slot_by_ino(struct ofs_slots *r, fuse_ino_t ino)
 {
     uint64_t i = (uint64_t)ino - OFS_REMOTE_INO_BASE;
     return i < r->nslots ? r->slots[i] : NULL;
 }
 
-int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
+int ofs_lookup_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
-    struct ofs_remote *r = fs->remote;
+    struct ofs_slots *r = fs->slots;
     if (!r)
         return ENODATA;
     pthread_mutex_lock(&r->lock);
@@ -334,35 +259,19 @@ int ofs_remote_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
     return s ? 0 : ENODATA;
 }
 
-int ofs_remote_slot(struct ofs *fs, fuse_ino_t ino, char *key, char *etag, size_t etag_cap,
-                    uint64_t *length)
+int ofs_lookup_object(struct ofs *fs, fuse_ino_t ino, struct ofs_object *o)
 {
-    struct ofs_remote *r = fs->remote;
+    struct ofs_slots *r = fs->slots;
     if (!r)
         return ENODATA;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_ino(r, ino);
     if (s) {
-        snprintf(key, STORE_NAME_MAX + 1, "%s", s->key);
-        snprintf(etag, etag_cap, "%s", s->etag);
-        *length = s->e.size;
+        o->ino = ino;
+        snprintf(o->key, sizeof o->key, "%s", s->key);
+        snprintf(o->etag, sizeof o->etag, "%s", s->etag);
+        o->length = s->e.size;
     }
     pthread_mutex_unlock(&r->lock);
     return s ? 0 : ENODATA;
-}
-
-struct remote_conn *ofs_remote_conn(struct ofs *fs)
-{
-    return fs->remote ? thread_conn(fs->remote) : NULL;
-}
-
-const char *ofs_remote_why(const struct remote_conn *c, int rc)
-{
-    const char *m = c ? remote_conn_message(c) : "";
-    return m[0] ? m : tier_strerror(rc);
-}
-
-struct tier *ofs_remote_tier(struct ofs *fs)
-{
-    return fs->remote ? fs->remote->t : NULL;
 }

@@ -1,4 +1,4 @@
-/* remote_read.c -- reading remote results through read-ahead windows.
+/* window.c -- reading remote results through read-ahead windows.
  *
  * The kernel reads a file in pieces of at most 128 KiB (with readahead,
  * several at once). One ranged GET per piece pays a request's latency
@@ -13,13 +13,18 @@
  * for each GET and each copy in turn: doc/benchmark.md, "Remote tier").
  * A window holds one object version (the inode's ETag, fetched with
  * If-Match), so its bytes can be served to any handle of that inode.
- * The first window of an inode may come with its lookup (ofs_rwin_offer:
- * fs/remote.c fetches the first OFS_RWIN_FIRST bytes). Memory: at most
+ * The first window of an inode may come with its lookup (ofs_window_offer:
+ * lookup.c fetches the first OFS_RWIN_FIRST bytes). Memory: at most
  * OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, allocated on first use.
+ * A read is handed its object (key, version, length) and a connection:
+ * nothing here asks the lookups, so the windows can be driven by a test
+ * with no lookup at all.
  */
 #include "fs/fs.h"
-#include "remote/remote.h"
-#include "tier/tier.h"
+#include "fs/conn.h"
+#include "fs/counters.h"
+#include "fs/errmap.h"
+#include "fs/window.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +48,7 @@ struct ofs_rwin {
     uint64_t tick;
 };
 
-int ofs_rwin_init(struct ofs *fs)
+int ofs_window_init(struct ofs *fs)
 {
     struct ofs_rwin *rw = calloc(1, sizeof *rw);
     if (!rw)
@@ -54,7 +59,7 @@ int ofs_rwin_init(struct ofs *fs)
     return 0;
 }
 
-void ofs_rwin_free(struct ofs *fs)
+void ofs_window_free(struct ofs *fs)
 {
     struct ofs_rwin *rw = fs->rwin;
     if (!rw)
@@ -131,45 +136,59 @@ static int fill_sink(void *arg, const void *data, size_t n)
     return 0;
 }
 
-/* GETs [OFF, OFF + LEN) of KEY's version ETAG into BUF. 0 when all came,
- * else the errno a reply carries (logged when it is the remote's fault). */
-static int fetch(struct ofs *fs, const char *key, const char *etag, uint64_t off, size_t len, char *buf)
+/* Answers read request REQ with the SIZE bytes at BUF, counted as ops.c
+ * counts a local read (reads, read_bytes). */
+static void reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
 {
-    struct remote_conn *c = ofs_remote_conn(fs);
-    char name[TIER_NAME_MAX];
+    ofs_count(&fs->count.reads, 1);
+    ofs_count(&fs->count.read_bytes, size);
+    fuse_reply_buf(req, buf, size);
+}
+
+/* Answers read request REQ with ERR, counting ENODATA as an evicted read. */
+static void reply_read_err(struct ofs *fs, fuse_req_t req, int err)
+{
+    if (err == ENODATA)
+        ofs_count(&fs->count.evicted_reads, 1);
+    fuse_reply_err(req, err);
+}
+
+/* GETs [OFF, OFF + LEN) of O's version into BUF on C. 0 when all came,
+ * else the errno a reply carries (logged when it is the remote's fault). */
+static int fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+                 char *buf)
+{
     struct fill f = {buf, 0, len};
     if (!c)
         return ENOMEM;
-    if (!etag[0]) { /* ofs_remote_lookup() makes no inode without one: never a mix */
-        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': no ETag to pin its version\n", key);
+    if (!o->etag[0]) { /* lookup.c makes no inode without one: never a mix */
+        fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': no ETag to pin its version\n", o->key);
         return EIO;
     }
-    tier_name(name, sizeof name, fs->ns, key, 0);
-    uint64_t start = ofs_metrics_clock();
-    int rc = remote_get_if(c, name, etag, off, len, fill_sink, &f, NULL);
-    ofs_metrics_fetch_done(fs, start, rc != 0 && rc != REMOTE_ECHANGED && rc != REMOTE_ENOTFOUND);
-    if (rc == 0 && f.len == len)
-        return 0;
-    if (rc == REMOTE_ECHANGED || rc == REMOTE_ENOTFOUND || rc == 0)
-        return ENODATA; /* this version is gone from the remote (or shorter than it was) */
-    fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", key, ofs_remote_why(c, rc));
-    return rc == ENOMEM ? ENOMEM : EIO;
+    uint64_t start = ofs_clock_ns();
+    int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, fill_sink, &f, NULL);
+    int err = rc == 0 && f.len != len ? ENODATA : ofs_errno(rc); /* shorter than it was: gone */
+    ofs_fetch_done(&fs->count, start, err != 0 && err != ENODATA);
+    if (err == ENODATA || err == ENOMEM || err == 0)
+        return err; /* ENODATA: this version is gone from the remote */
+    fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", o->key, ofs_conn_why(c, rc));
+    return EIO; /* whatever errno the remote's failure carried */
 }
 
 /* All windows busy: one GET just for this read. */
-static void read_direct(struct ofs *fs, fuse_req_t req, const char *key, const char *etag, uint64_t off,
-                        size_t size)
+static void read_direct(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
+                        uint64_t off, size_t size)
 {
     char *buf = malloc(size);
-    int err = buf ? fetch(fs, key, etag, off, size, buf) : ENOMEM;
+    int err = buf ? fetch(fs, c, o, off, size, buf) : ENOMEM;
     if (err)
-        ofs_reply_read_err(fs, req, err);
+        reply_read_err(fs, req, err);
     else
-        ofs_reply_read(fs, req, buf, size);
+        reply_read(fs, req, buf, size);
     free(buf);
 }
 
-void ofs_rwin_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len)
+void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len)
 {
     struct ofs_rwin *rw = fs->rwin;
     struct rwin *w;
@@ -193,12 +212,14 @@ static struct rwin *starting_at(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t at
     return NULL;
 }
 
-/* With RW locked, after W (of INO, sequential) answered a read: fetches
+/* With RW locked, after W (of O, sequential) answered a read: fetches
  * the first window not yet there among the two after W, unless the object
  * ends first or no window is free. Returns with RW locked. */
-static void read_ahead(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, fuse_ino_t ino, const char *key,
-                       const char *etag, uint64_t length)
+static void read_ahead(struct ofs *fs, tier_conn *c, struct ofs_rwin *rw, struct rwin *w,
+                       const struct ofs_object *o)
 {
+    fuse_ino_t ino = o->ino;
+    uint64_t length = o->length;
     uint64_t at = w->off + w->len;
     unsigned ahead = 0;
     struct rwin *x;
@@ -216,24 +237,21 @@ static void read_ahead(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, fuse
         return;
     *v = (struct rwin){W_FETCHING, ino, at, n, v->data, ++rw->tick, 1};
     pthread_mutex_unlock(&rw->lock);
-    int err = fetch(fs, key, etag, at, (size_t)n, v->data);
+    int err = fetch(fs, c, o, at, (size_t)n, v->data);
     pthread_mutex_lock(&rw->lock);
     v->state = err ? W_EMPTY : W_READY;
     pthread_cond_broadcast(&rw->done);
 }
 
-void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *obj,
+                     size_t size, off_t off)
 {
     struct ofs_rwin *rw = fs->rwin;
-    char key[STORE_NAME_MAX + 1], etag[128];
-    uint64_t length, o = (uint64_t)off;
+    fuse_ino_t ino = obj->ino;
+    uint64_t length = obj->length, o = (uint64_t)off;
     struct rwin *w;
-    if (ofs_remote_slot(fs, ino, key, etag, sizeof etag, &length)) {
-        ofs_reply_read_err(fs, req, ENODATA);
-        return;
-    }
     if (o >= length || size == 0) {
-        ofs_reply_read(fs, req, NULL, 0);
+        reply_read(fs, req, NULL, 0);
         return;
     }
     if ((uint64_t)size > length - o)
@@ -243,8 +261,8 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
         pthread_cond_wait(&rw->done, &rw->lock);
     if ((w = covering(rw, ino, o, size, W_READY))) {
         w->used_at = ++rw->tick;
-        ofs_reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
-        read_ahead(fs, rw, w, ino, key, etag, length);
+        reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
+        read_ahead(fs, c, rw, w, obj);
         pthread_mutex_unlock(&rw->lock);
         return;
     }
@@ -252,20 +270,20 @@ void ofs_remote_read(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size
     uint64_t n = window_size(rw, ino, o, size, length - o, &seq);
     if (!(w = victim(rw)) || (!w->data && !(w->data = malloc(OFS_RWIN_MAX)))) {
         pthread_mutex_unlock(&rw->lock);
-        read_direct(fs, req, key, etag, o, size);
+        read_direct(fs, c, req, obj, o, size);
         return;
     }
     *w = (struct rwin){W_FETCHING, ino, o, n, w->data, ++rw->tick, seq};
     pthread_mutex_unlock(&rw->lock);
-    int err = fetch(fs, key, etag, o, (size_t)n, w->data); /* a fetching window is never reused */
+    int err = fetch(fs, c, obj, o, (size_t)n, w->data); /* a fetching window is never reused */
     pthread_mutex_lock(&rw->lock);
     w->state = err ? W_EMPTY : W_READY;
     pthread_cond_broadcast(&rw->done);
     if (err) {
-        ofs_reply_read_err(fs, req, err);
+        reply_read_err(fs, req, err);
     } else {
-        ofs_reply_read(fs, req, w->data, size);
-        read_ahead(fs, rw, w, ino, key, etag, length);
+        reply_read(fs, req, w->data, size);
+        read_ahead(fs, c, rw, w, obj);
     }
     pthread_mutex_unlock(&rw->lock);
 }

@@ -1,4 +1,4 @@
-/* remote_list.c -- the remote's names of the namespace, for readdir.
+/* listing.c -- the remote's names of the namespace, for readdir.
  *
  * Why it is shaped so:
  * - The kernel serialises lookups and readdirs of one directory (libfuse
@@ -23,12 +23,14 @@
  * - Bounds, whatever the server answers (doc/remote.md, "Listings"): at
  *   most remote_list_max names (and OFS_REMOTE_LIST_BYTES of them), at
  *   most remote_list_seconds per fetch, and a repeated continuation token
- *   ends it (remote_list_bounded()). Past a bound the fetch fails, logged;
+ *   ends it (the tier's listing). Past a bound the fetch fails, logged;
  *   the last good snapshot (or none) is served and the remote is not
  *   listed again for OFS_REMOTE_LIST_BACKOFF seconds.
  */
 #include "fs/fs.h"
-#include "tier/tier.h"
+#include "fs/conn.h"
+#include "fs/counters.h"
+#include "fs/listing.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -67,7 +69,7 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int ofs_rlists_init(struct ofs *fs)
+int ofs_listing_init(struct ofs *fs)
 {
     struct ofs_rlists *rl = calloc(1, sizeof *rl);
     if (!rl)
@@ -96,7 +98,7 @@ static void rlist_put(struct ofs_rlist *l)
         rlist_free(l);
 }
 
-void ofs_rlists_free(struct ofs *fs)
+void ofs_listing_free(struct ofs *fs)
 {
     struct ofs_rlists *rl = fs->rlists;
     if (!rl)
@@ -115,7 +117,7 @@ void ofs_rlists_free(struct ofs *fs)
     fs->rlists = NULL;
 }
 
-void ofs_remote_list_drop(struct ofs *fs, struct ofs_rlist *l)
+void ofs_listing_drop(struct ofs *fs, struct ofs_rlist *l)
 {
     if (!l || !fs->rlists)
         return;
@@ -195,7 +197,7 @@ static struct ofs_rlist *build_finish(struct build *b)
     return l;
 }
 
-/* The fetch's stop (remote_list_bounded()): the mount is going away. */
+/* The fetch's stop (tier_read_list()): the mount is going away. */
 static int list_stop(void *arg)
 {
     struct ofs_rlists *rl = arg;
@@ -209,11 +211,11 @@ static int list_stop(void *arg)
  * reference). 0; ECANCELED at unmount; else the failure (logged). */
 static int fetch(struct ofs *fs, struct ofs_rlist **out)
 {
-    struct remote_conn *c = ofs_remote_conn(fs);
+    tier_conn *c = ofs_conn_get(fs);
     struct build b = {.max = fs->remote_list_max ? fs->remote_list_max : OFS_REMOTE_LIST_MAX};
     unsigned secs = fs->remote_list_s ? fs->remote_list_s : OFS_REMOTE_LIST_SECONDS;
-    remote_list_bounds bounds = {0, (uint64_t)secs * 1000u, list_stop, fs->rlists};
-    int rc = c ? tier_list(ofs_remote_tier(fs), c, fs->ns, &bounds, rl_add, &b) : ENOMEM;
+    int rc = c ? tier_read_list(fs->tier, c, fs->ns, (uint64_t)secs * 1000u, list_stop, fs->rlists, rl_add, &b)
+               : ENOMEM;
     *out = NULL;
     if (rc == 0 && !(*out = build_finish(&b)))
         rc = ENOMEM;
@@ -228,12 +230,12 @@ static int fetch(struct ofs *fs, struct ofs_rlist **out)
                  b.max, OFS_REMOTE_LIST_BYTES >> 20);
     else
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote listing: %s\n",
-                 rc == ENOMEM ? strerror(rc) : ofs_remote_why(c, rc));
+                 rc == ENOMEM ? strerror(rc) : ofs_conn_why(c, rc));
     return rc;
 }
 
 /* The lister: fetches a listing each time a readdir wants one, until
- * unmount. Its remote connection is its own (ofs_remote_conn()). */
+ * unmount. Its remote connection is its own (ofs_conn_get()). */
 static void *lister(void *arg)
 {
     struct ofs *fs = arg;
@@ -340,7 +342,7 @@ static size_t first_after(const struct ofs_rlist *l, const char *after)
     return lo;
 }
 
-int ofs_remote_list(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, const char *after,
+int ofs_listing_names(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, const char *after,
                     ofs_remote_name_fn fn, void *ctx)
 {
     int rc = 0;

@@ -1,0 +1,55 @@
+/* window.h -- reads of remote results through read-ahead windows
+ * (window.c). Used by main.c, ops.c (the reads) and lookup.c (the first
+ * bytes a lookup brings). It takes the object it reads -- key, version,
+ * length -- and a connection from its caller, and never calls the lookups.
+ *
+ * OFS_RWIN_COUNT buffers of at most OFS_RWIN_MAX bytes each, shared by the
+ * mount. A read not covered by a window fetches one (a ranged GET of that
+ * object version: tier_read_version()), starting at OFS_RWIN_MIN bytes and
+ * doubling while reads go on where the last window ended, so a sequential
+ * read of a large result costs few requests. Reads that a window being
+ * fetched will cover wait for it instead of asking again. */
+#ifndef OFFLOADFS_FS_WINDOW_H
+#define OFFLOADFS_FS_WINDOW_H
+
+#include "fs/fs.h"
+#include "tier/reader.h"
+
+#define OFS_RWIN_COUNT 4u
+#define OFS_RWIN_MIN (256u * 1024u)
+#define OFS_RWIN_MAX (8u * 1024u * 1024u)
+
+/* What a lookup of a remote name fetches with it (tier_read_lookup()),
+ * kept as the inode's first window: a lookup then a read of a result this
+ * small is one GET, not a HEAD and a GET. The price: each lookup (ls -l
+ * looks every remote name up) moves up to this many bytes. */
+#define OFS_RWIN_FIRST (128u * 1024u)
+
+/* One version of a remote result, as a read needs it. */
+struct ofs_object {
+    fuse_ino_t ino;                 /* its inode: windows are kept by inode */
+    char key[STORE_NAME_MAX + 1];   /* the result's key in fs->ns */
+    char etag[TIER_ETAG_MAX + 1];   /* the version (never ""; see lookup.c) */
+    uint64_t length;                /* its bytes */
+};
+
+/* Makes / frees fs->rwin (main.c, around the session, with a remote).
+ * ENOMEM or 0. Free is safe when init never ran. */
+int ofs_window_init(struct ofs *fs);
+void ofs_window_free(struct ofs *fs);
+
+/* Keeps BUF, bytes [0, LEN) of remote inode INO fetched by its lookup, as
+ * a window of INO when one is free (a copy; BUF stays the caller's); else,
+ * or when a window of INO already holds them, does nothing. */
+void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t len);
+
+/* Answers read request REQ of SIZE bytes at OFF of object O (exactly one
+ * reply) with the bytes of that version, from a window or ranged GETs on
+ * connection C (NULL: ENOMEM, none could be made): ENODATA when the
+ * version is gone from the remote (or shorter than O says), EIO (logged)
+ * when the remote fails, ENOMEM. Counts reads, read_bytes, evicted_reads
+ * and the fetches (counters.h) as a local read counts. */
+void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
+                     size_t size, off_t off);
+
+#endif

@@ -1,0 +1,453 @@
+/* test_remote_read.c -- the daemon's remote read path without FUSE or Ceph:
+ * fs/lookup.c, fs/window.c, fs/listing.c, fs/conn.c over the tier and the
+ * in-memory remote (remote/mem/mem.h, linked instead of libremote.a).
+ * The replies a handler would send are caught by wrapping fuse_reply_buf()
+ * and fuse_reply_err(); a request is a dummy pointer. Faults (errors,
+ * stalls, cut bodies, a version replaced) come from the in-memory remote.
+ */
+/* WRAP: -Wl,--wrap=fuse_reply_buf -Wl,--wrap=fuse_reply_err -Wl,--wrap=fuse_req_interrupted */
+#include "fs/fs.h"
+#include "fs/conn.h"
+#include "fs/listing.h"
+#include "fs/lookup.h"
+#include "fs/window.h"
+#include "remote/mem/mem.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#define BUCKET "mem-fs"
+#define NS "ns"
+
+/* ---- the replies ------------------------------------------------------- */
+
+/* What the last reply said: an error, or the bytes of a read. */
+static struct {
+    int replies;   /* how many were sent */
+    int err;       /* fuse_reply_err()'s value, 0 after fuse_reply_buf() */
+    char *buf;     /* a copy of fuse_reply_buf()'s bytes */
+    size_t len;
+} rep;
+
+int __wrap_fuse_reply_buf(fuse_req_t req, const char *buf, size_t size);
+int __wrap_fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
+{
+    (void)req;
+    free(rep.buf);
+    rep.buf = malloc(size ? size : 1);
+    assert_non_null(rep.buf);
+    if (size)
+        memcpy(rep.buf, buf, size);
+    rep.len = size;
+    rep.err = 0;
+    rep.replies++;
+    return 0;
+}
+
+int __wrap_fuse_reply_err(fuse_req_t req, int err);
+int __wrap_fuse_reply_err(fuse_req_t req, int err)
+{
+    (void)req;
+    rep.err = err;
+    rep.len = 0;
+    rep.replies++;
+    return 0;
+}
+
+int __wrap_fuse_req_interrupted(fuse_req_t req);
+int __wrap_fuse_req_interrupted(fuse_req_t req)
+{
+    (void)req;
+    return 0;
+}
+
+/* ---- the fixture -------------------------------------------------------- */
+
+struct fx {
+    char dir[64];
+    struct ofs fs;
+    remote_mem *m;
+    fuse_req_t req; /* never dereferenced: the replies are wrapped */
+};
+
+/* A store naming s3://BUCKET/pre, the daemon state over it with its tier,
+ * connections, slots, windows and listings, as main.c makes them. Two
+ * retries with the default backoff, a 1 s stall limit. */
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    char base[] = "/tmp/offloadfs-fsmem.XXXXXX";
+    assert_non_null(f);
+    assert_non_null(mkdtemp(base));
+    snprintf(f->dir, sizeof f->dir, "%s/store", base);
+    assert_non_null(f->m = remote_mem_bucket(BUCKET));
+    assert_int_equal(store_open(&f->fs.st, f->dir, STORE_CREATE | STORE_NOSYNC), 0);
+    assert_int_equal(store_remote_set(f->fs.st, "s3://" BUCKET "/pre"), 0);
+    f->fs.ns = NS;
+    f->fs.remote_ttl = 3600;
+    f->fs.remote_stall = 1;
+    assert_int_equal(ofs_conn_open(&f->fs), 0);
+    assert_non_null(f->fs.tier);
+    assert_int_equal(ofs_lookup_init(&f->fs), 0);
+    assert_int_equal(ofs_window_init(&f->fs), 0);
+    assert_int_equal(ofs_listing_init(&f->fs), 0);
+    f->req = (fuse_req_t)f;
+    memset(&rep, 0, sizeof rep);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    char cmd[128];
+    ofs_listing_free(&f->fs);
+    ofs_window_free(&f->fs);
+    ofs_lookup_free(&f->fs);
+    ofs_conn_close(&f->fs);
+    store_close(f->fs.st);
+    remote_mem_reset();
+    free(rep.buf);
+    memset(&rep, 0, sizeof rep);
+    snprintf(cmd, sizeof cmd, "rm -rf '%.*s'", (int)(strlen(f->dir) - strlen("/store")), f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* LEN bytes of a pattern that differs at every offset of a window, with
+ * SEED telling two versions apart; malloc'd, yours. */
+static char *pattern(size_t len, unsigned seed)
+{
+    char *p = malloc(len ? len : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < len; i++)
+        p[i] = (char)((i * 31u + i / 4099u + seed) & 0xff);
+    return p;
+}
+
+/* Stores DATA (LEN bytes) on the remote as result KEY of NS. */
+static void mem_put(struct fx *f, const char *key, const char *data, size_t len)
+{
+    char name[256];
+    remote_meta meta = {"grep", NULL, len, 1700000000};
+    snprintf(name, sizeof name, "pre/" NS "/%s", key);
+    assert_int_equal(remote_mem_put(f->m, name, data, len, &meta, 0), 0);
+}
+
+/* Reads SIZE bytes at OFF of remote inode INO as ops.c does: what it is,
+ * then the windows. Returns the reply's error (0: rep.buf holds the bytes). */
+static int read_remote(struct fx *f, fuse_ino_t ino, size_t size, off_t off)
+{
+    struct ofs_object o;
+    int replies = rep.replies;
+    if (ofs_lookup_object(&f->fs, ino, &o))
+        return ENODATA;
+    ofs_window_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, size, off);
+    assert_int_equal(rep.replies, replies + 1); /* exactly one reply */
+    return rep.err;
+}
+
+static uint64_t count(_Atomic uint64_t *c)
+{
+    return atomic_load(c);
+}
+
+/* ---- lookups ------------------------------------------------------------- */
+
+static void lookup_should_give_an_inode_and_keep_the_first_bytes_as_a_window(void **state)
+{
+    struct fx *f = *state;
+    char *data = pattern(5000, 1);
+    store_entry e;
+    mem_put(f, "small", data, 5000);
+    assert_int_equal(ofs_lookup_name(&f->fs, "small", &e), 0);
+    assert_true(ofs_remote_ino((fuse_ino_t)e.version));
+    assert_int_equal(e.size, 5000);
+    assert_int_equal(e.has_tool, 1);
+    assert_string_equal(e.tool, "grep");
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), 1);
+    /* The whole result came with the lookup: reading it asks nothing. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 5000, 0), 0);
+    assert_int_equal(rep.len, 5000);
+    assert_memory_equal(rep.buf, data, 5000);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), 1);
+    assert_int_equal(count(&f->fs.count.fetches), 1);
+    assert_int_equal(count(&f->fs.count.reads), 1);
+    assert_int_equal(count(&f->fs.count.read_bytes), 5000);
+    /* Past the end: no bytes, no request. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 100, 5000), 0);
+    assert_int_equal(rep.len, 0);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), 1);
+    free(data);
+}
+
+static void lookup_should_answer_enoent_enodata_and_reuse_its_answer(void **state)
+{
+    struct fx *f = *state;
+    store_entry e, again;
+    mem_put(f, "k", "bytes", 5);
+    assert_int_equal(remote_mem_put(f->m, "pre/.tomb/" NS "/gone", "", 0, NULL, 0), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "never", &e), ENOENT);
+    assert_int_equal(ofs_lookup_name(&f->fs, "gone", &e), ENODATA);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    unsigned long n = remote_mem_requests(f->m, REMOTE_MEM_ANY);
+    /* Within remote_ttl the answer is reused: the same inode, no request. */
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again), 0);
+    assert_int_equal(again.version, e.version);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), n);
+    assert_int_equal(ofs_lookup_entry(&f->fs, (fuse_ino_t)e.version, &again), 0);
+    assert_int_equal(again.size, 5);
+    assert_int_equal(ofs_lookup_entry(&f->fs, (fuse_ino_t)e.version + 1, NULL), ENODATA);
+    /* With remote_ttl 0 every lookup asks; a replaced object is a new inode. */
+    f->fs.remote_ttl = 0;
+    mem_put(f, "k", "other bytes", 11);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again), 0);
+    assert_true(again.version != e.version);
+    assert_int_equal(again.size, 11);
+    assert_int_equal(count(&f->fs.count.fetch_errors), 0);
+}
+
+static void lookup_should_answer_eio_when_the_remote_fails_and_count_a_fetch_error(void **state)
+{
+    struct fx *f = *state;
+    store_entry e;
+    mem_put(f, "k", "bytes", 5);
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDENIED};
+    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), EIO);
+    assert_int_equal(count(&f->fs.count.fetches), 1);
+    assert_int_equal(count(&f->fs.count.fetch_errors), 1);
+    assert_int_equal(count(&f->fs.count.lookup_errors), 0); /* never both */
+    /* Nothing is kept broken: the next lookup asks again and works. */
+    remote_mem_fault_clear(f->m);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+}
+
+/* ---- windows ------------------------------------------------------------- */
+
+static void window_read_should_serve_a_sequential_read_in_few_requests(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 3u << 20, piece = 128u << 10;
+    char *data = pattern(len, 2);
+    store_entry e;
+    mem_put(f, "big", data, len);
+    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e), 0);
+    for (size_t off = 0; off < len; off += piece) {
+        assert_int_equal(read_remote(f, (fuse_ino_t)e.version, piece, (off_t)off), 0);
+        assert_int_equal(rep.len, piece);
+        assert_memory_equal(rep.buf, data + off, piece);
+    }
+    /* 24 pieces; the lookup's 128 KiB, then windows of 256 KiB doubling to
+     * OFS_RWIN_MAX, fetched ahead: a handful of GETs, never one a piece. */
+    unsigned long gets = remote_mem_requests(f->m, REMOTE_MEM_GET);
+    assert_in_range(gets, 3, 8);
+    assert_int_equal(count(&f->fs.count.fetches), gets);
+    assert_int_equal(count(&f->fs.count.reads), len / piece);
+    /* A read in the middle again comes from a window still held, or one GET. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, (off_t)(len - 5000)), 0);
+    assert_memory_equal(rep.buf, data + len - 5000, 4096);
+    assert_in_range(remote_mem_requests(f->m, REMOTE_MEM_GET), gets, gets + 1);
+    free(data);
+}
+
+static void window_read_should_answer_enodata_once_the_version_is_replaced(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 1u << 20;
+    char *v1 = pattern(len, 3), *v2 = pattern(len, 4);
+    store_entry e;
+    mem_put(f, "k", v1, len);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    mem_put(f, "k", v2, len); /* another host writes k again */
+    /* The inode pins version 1: never a byte of version 2. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 512 << 10), ENODATA);
+    assert_int_equal(count(&f->fs.count.evicted_reads), 1);
+    assert_int_equal(count(&f->fs.count.fetch_errors), 0); /* gone is not a failure */
+    /* The first bytes came with the lookup: still version 1's. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 0), 0);
+    assert_memory_equal(rep.buf, v1, 4096);
+    /* An inode this mount never made is ENODATA too. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version + 7, 10, 0), ENODATA);
+    free(v1);
+    free(v2);
+}
+
+static void window_read_should_resume_a_cut_body_on_retry(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 1u << 20;
+    char *data = pattern(len, 5);
+    store_entry e;
+    mem_put(f, "k", data, len);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    unsigned long gets = remote_mem_requests(f->m, REMOTE_MEM_GET);
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .times = 1, .cut = 1000};
+    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 8192, 300000), 0);
+    assert_memory_equal(rep.buf, data + 300000, 8192);
+    assert_true(remote_mem_requests(f->m, REMOTE_MEM_GET) >= gets + 2); /* cut, then resumed */
+    assert_int_equal(count(&f->fs.count.fetch_errors), 0);
+    free(data);
+}
+
+/* A read the remote fails (every attempt REMOTE_EDOWN): EIO after exactly
+ * RETRIES + 1 attempts, one fetch, one fetch error. */
+static void read_fails_after(struct fx *f, unsigned attempts)
+{
+    const size_t len = 1u << 20;
+    char *data = pattern(len, 6);
+    store_entry e;
+    mem_put(f, "k", data, len);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    remote_mem_requests_reset(f->m);
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDOWN};
+    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
+    uint64_t fetches = count(&f->fs.count.fetches);
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 600000), EIO);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), attempts);
+    assert_int_equal(count(&f->fs.count.fetches), fetches + 1);
+    assert_int_equal(count(&f->fs.count.fetch_errors), 1);
+    /* The window is not kept broken: once the remote answers, so does the read. */
+    remote_mem_fault_clear(f->m);
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 600000), 0);
+    assert_memory_equal(rep.buf, data + 600000, 4096);
+    free(data);
+}
+
+static void window_read_should_answer_eio_after_its_retries(void **state)
+{
+    read_fails_after(*state, 3); /* the default: two retries */
+}
+
+static void window_read_should_try_once_without_retries(void **state)
+{
+    struct fx *f = *state;
+    ofs_listing_free(&f->fs);
+    ofs_window_free(&f->fs);
+    ofs_lookup_free(&f->fs);
+    ofs_conn_close(&f->fs);
+    f->fs.remote_retries = OFS_REMOTE_NO_RETRY; /* -o remote_retries=0 */
+    assert_int_equal(ofs_conn_open(&f->fs), 0);
+    assert_int_equal(ofs_lookup_init(&f->fs), 0);
+    assert_int_equal(ofs_window_init(&f->fs), 0);
+    assert_int_equal(ofs_listing_init(&f->fs), 0);
+    read_fails_after(f, 1);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void window_read_should_fail_a_stalled_remote_within_the_bound(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 1u << 20;
+    char *data = pattern(len, 7);
+    store_entry e;
+    mem_put(f, "k", data, len);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    remote_mem_requests_reset(f->m);
+    /* Every GET stalls past the stall limit (1 s): each attempt is aborted. */
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .delay_ms = 60000};
+    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
+    double t0 = now_ms();
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 600000), EIO);
+    double took = now_ms() - t0;
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), 3);
+    /* A deadline, not a speed: far below the fault's 60 s, within ten
+     * times the bound the tier computes (and the mount logs). */
+    assert_true(took < 10.0 * (double)tier_bound_ms(f->fs.tier));
+    free(data);
+}
+
+/* ---- listings ------------------------------------------------------------ */
+
+struct names {
+    char got[8][32];
+    int n;
+};
+
+static int take(const char *key, void *ctx)
+{
+    struct names *nm = ctx;
+    if (nm->n < 8)
+        snprintf(nm->got[nm->n++], sizeof nm->got[0], "%s", key);
+    return 0;
+}
+
+static void listing_should_give_remote_only_names_sorted_after_a_name(void **state)
+{
+    struct fx *f = *state;
+    struct ofs_rlist *held = NULL;
+    struct names nm = {0};
+    store_entry e;
+    remote_mem_list_reverse(f->m, 1); /* a server that does not sort */
+    mem_put(f, "b", "1", 1);
+    mem_put(f, "a", "1", 1);
+    mem_put(f, "c", "1", 1);
+    assert_int_equal(store_put(f->fs.st, NS, "b", "local", 5, NULL, &e), 0); /* live here */
+    assert_int_equal(remote_mem_put(f->m, "pre/" NS "/deep/er", "x", 1, NULL, 0), 0); /* not a result */
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take, &nm), 0);
+    assert_int_equal(nm.n, 2);
+    assert_string_equal(nm.got[0], "a");
+    assert_string_equal(nm.got[1], "c");
+    /* The handle's snapshot again, after "a": no new listing. */
+    unsigned long lists = remote_mem_requests(f->m, REMOTE_MEM_LIST);
+    nm.n = 0;
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, "a", take, &nm), 0);
+    assert_int_equal(nm.n, 1);
+    assert_string_equal(nm.got[0], "c");
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_LIST), lists);
+    ofs_listing_drop(&f->fs, held);
+}
+
+static void listing_should_count_a_failed_listing_and_show_none(void **state)
+{
+    struct fx *f = *state;
+    struct ofs_rlist *held = NULL;
+    struct names nm = {0};
+    mem_put(f, "a", "1", 1);
+    remote_mem_fault fault = {.op = REMOTE_MEM_LIST, .err = REMOTE_EDENIED};
+    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take, &nm), 0);
+    assert_int_equal(nm.n, 0);
+    assert_int_equal(count(&f->fs.count.lookup_errors), 1);
+    assert_int_equal(count(&f->fs.count.fetches), 0); /* a listing is no fetch */
+    ofs_listing_drop(&f->fs, held);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(lookup_should_give_an_inode_and_keep_the_first_bytes_as_a_window,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(lookup_should_answer_enoent_enodata_and_reuse_its_answer, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(lookup_should_answer_eio_when_the_remote_fails_and_count_a_fetch_error,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_serve_a_sequential_read_in_few_requests, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_answer_enodata_once_the_version_is_replaced, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_resume_a_cut_body_on_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_answer_eio_after_its_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_try_once_without_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(window_read_should_fail_a_stalled_remote_within_the_bound, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(listing_should_give_remote_only_names_sorted_after_a_name, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(listing_should_count_a_failed_listing_and_show_none, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
