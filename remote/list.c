@@ -4,6 +4,8 @@
  * it, so do REMOTE_LIST_PAGES pages and the caller's time bound; each
  * page is read by answer.c, which believes only keys under the prefix. */
 #include "remote/remote_int.h"
+#include "common/array.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,14 +70,10 @@ static int seen_add(seen *s, const char *token)
     for (size_t i = 0; i < s->n; i++)
         if (s->h[i] == h)
             return 1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        uint64_t *v = realloc(s->h, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        s->h = v;
-        s->cap = cap;
-    }
+    uint64_t *v = common_array_grow(s->h, s->n, &s->cap, sizeof *v, 64);
+    if (!v)
+        return ENOMEM;
+    s->h = v;
     s->h[s->n++] = h;
     return 0;
 }
@@ -120,7 +118,7 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
     if (b) {
         q.stop = b->stop;
         q.stop_arg = b->stop_arg;
-        q.deadline_ns = b->max_ms ? remote_rq_now_ns() + b->max_ms * 1000000u : 0;
+        q.deadline_ns = b->max_ms ? common_clock_ns() + b->max_ms * 1000000u : 0;
     }
     int rc = full_prefix(c->r, sub, &prefix);
     size_t strip = *c->r->prefix ? strlen(c->r->prefix) + 1 : 0;

@@ -123,7 +123,7 @@ typedef struct rq {
     uint64_t total_seen; /* the object length the first 206 gave (0: none yet) */
     char bad[256];      /* why the answer was refused ("" when it was not) */
     /* bounds of the whole operation (a listing): set by the caller */
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC ns by which it must end, 0: none */
+    uint64_t deadline_ns; /* common_clock_ns() by which it must end, 0: none */
     int (*stop)(void *arg); /* nonzero: abort now with that value */
     void *stop_arg;
     int stopped;        /* the value stop() or the deadline gave */
@@ -224,9 +224,6 @@ void remote_info_finish(remote_info *out);
  * REMOTE_E* code / ENOMEM. Q->resp holds the body of a 2xx without sink
  * (up to 16 MiB); the caller frees it with remote_rbuf_free(). */
 int remote_rq_run(remote_conn *c, rq *q);
-
-/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
-uint64_t remote_rq_now_ns(void);
 
 /* Q's own bounds: asks Q->stop (when set) and Q->deadline_ns (when set);
  * 0 to go on, else the value to stop with (REMOTE_ELIMIT past the

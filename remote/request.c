@@ -7,6 +7,7 @@
  * calls none of them, only the leaves (buf.c, text.c, answer.c) and
  * remote_strerror() (config.c). */
 #include "remote/remote_int.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -227,27 +228,13 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-uint64_t remote_rq_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The operation's own bounds (a listing's deadline, its caller's stop):
  * 0 to go on, else the value to end with (kept in q->stopped). */
 int remote_rq_bounds(rq *q)
 {
     if (!q->stopped && q->stop)
         q->stopped = q->stop(q->stop_arg);
-    if (!q->stopped && q->deadline_ns && remote_rq_now_ns() >= q->deadline_ns)
+    if (!q->stopped && q->deadline_ns && common_clock_ns() >= q->deadline_ns)
         q->stopped = REMOTE_ELIMIT;
     return q->stopped;
 }
@@ -261,7 +248,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
     att *a = arg;
     rq *q = a->q;
-    double t = now_s();
+    double t = (double)common_clock_ns() / 1e9; /* monotonic seconds */
     (void)dltotal;
     (void)ultotal;
     if (remote_rq_bounds(q)) /* libcurl calls this at least once a second */
