@@ -32,7 +32,7 @@ int remote_get_if(remote_conn *c, const char *name, const char *etag, uint64_t o
     int rc = remote_rq_run(c, &q);
     if (got)
         *got = q.delivered;
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc;
 }
 
@@ -55,7 +55,7 @@ int remote_get_first(remote_conn *c, const char *name, uint64_t len, remote_sink
     rq q = {.label = "GET", .method = "GET", .name = name, .ranged = 1, .range_len = len,
             .sink = sink, .sink_arg = arg, .info = out};
     int rc = remote_rq_run(c, &q);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     if (!rc && q.status == 416) { /* an empty object has no byte 0 */
         remote_info_clear(out);
         return remote_rq_head(c, name, out);
