@@ -14,10 +14,12 @@
  *               config.c   the handle: URL, credentials, endpoint, options,
  *                          remote_strerror()
  *   leaves      answer.c   reading answers (over text.c)
- *               text.c     XML elements, percent coding, escaping (over buf.c)
- *               buf.c      the growing buffer
+ *               text.c     XML elements, percent coding, escaping
  *               profile.c  the AWS credentials and config files
  *               curl_load.c  libcurl, loaded at run time
+ *
+ * Below them all, common/ (libcommon.a): the growing buffer (common_buf),
+ * the array push, the monotonic clock, common_env().
  *
  * Every global name is remote_* (the internal ones remote_rq_* for the
  * core, remote_<thing>_* for a leaf), so nothing of remote/ can clash in

@@ -4,7 +4,7 @@
  * codes with a message that names the operation and the object, never a
  * credential. Every operation (put.c, multipart.c, get.c, head.c,
  * delete.c, list.c) runs its requests through remote_rq_run(); this file
- * calls none of them, only the leaves (buf.c, text.c, answer.c) and
+ * calls none of them, only the leaves (text.c, answer.c), common/ and
  * remote_strerror() (config.c). */
 #include "remote/remote_int.h"
 #include "common/clock.h"

@@ -1,7 +1,7 @@
 /* text.c -- the little text handling S3 requests and answers need:
  * elements of the (flat, known) XML of listings and errors, entity
  * decoding, percent encoding and decoding, and the escaping of any text
- * shown in a message. A leaf over buf.c. Not a general XML parser: S3
+ * shown in a message. A leaf (over common_buf). Not a general XML parser: S3
  * answers have no attributes on the elements read here, no CDATA and no
  * nesting of a tag in itself. */
 #include "remote/remote_int.h"
