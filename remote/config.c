@@ -3,6 +3,7 @@
  * in the shared files). Nothing here touches the network. */
 #include "remote/profile.h"
 #include "remote/remote_int.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,12 +20,6 @@ static void say(char *msg, size_t msglen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, msglen, fmt, ap);
     va_end(ap);
-}
-
-static const char *env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
 }
 
 /* AWS bucket rules (3-63 of a-z 0-9 . -, starting and ending with a letter
@@ -99,9 +94,9 @@ enum { K_ID, K_SECRET, K_TOKEN, K_REGION, K_ENDPOINT, K_N };
  * unreadable file) or ENOMEM. */
 static int read_profile(profile_kv *kv, char *msg, size_t msglen)
 {
-    const char *name = env("AWS_PROFILE");
+    const char *name = common_env("AWS_PROFILE");
     if (!name)
-        name = env("AWS_DEFAULT_PROFILE");
+        name = common_env("AWS_DEFAULT_PROFILE");
     int named = name != NULL, found_c = 0, found_f = 0, rc;
     if (!name)
         name = "default";
@@ -135,14 +130,14 @@ static int read_profile(profile_kv *kv, char *msg, size_t msglen)
 /* Credentials: both variables, or neither (then the profile). */
 static int take_credentials(remote *r, profile_kv *kv, char *msg, size_t msglen)
 {
-    const char *id = env("AWS_ACCESS_KEY_ID"), *sec = env("AWS_SECRET_ACCESS_KEY");
+    const char *id = common_env("AWS_ACCESS_KEY_ID"), *sec = common_env("AWS_SECRET_ACCESS_KEY");
     if ((id != NULL) != (sec != NULL)) {
         say(msg, msglen, "%s is set but %s is not", id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
             id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
         return REMOTE_ECONFIG;
     }
     if (id) {
-        const char *tok = env("AWS_SESSION_TOKEN");
+        const char *tok = common_env("AWS_SESSION_TOKEN");
         r->access = strdup(id);
         r->secret = strdup(sec);
         r->token = tok ? strdup(tok) : NULL;
@@ -165,9 +160,9 @@ static int take_credentials(remote *r, profile_kv *kv, char *msg, size_t msglen)
 /* Endpoint and addressing: a custom endpoint path-style, AWS vhost. */
 static int take_endpoint(remote *r, const char *region, const char *conf_ep, char *msg, size_t msglen)
 {
-    const char *ep = env("AWS_ENDPOINT_URL_S3");
+    const char *ep = common_env("AWS_ENDPOINT_URL_S3");
     if (!ep)
-        ep = env("AWS_ENDPOINT_URL");
+        ep = common_env("AWS_ENDPOINT_URL");
     if (!ep)
         ep = conf_ep;
     size_t n;
@@ -198,7 +193,7 @@ static int take_endpoint(remote *r, const char *region, const char *conf_ep, cha
 /* $NAME as a whole number of at most MAX, or 0 when unset or not one. */
 static unsigned env_uint(const char *name, unsigned long max)
 {
-    const char *v = env(name);
+    const char *v = common_env(name);
     char *end;
     unsigned long n = v ? strtoul(v, &end, 10) : 0;
     return v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
@@ -212,7 +207,7 @@ static void options_fill(remote_options *o, const remote_options *in)
      * CLI): OFFLOADFS_REMOTE_STALL_SECONDS, OFFLOADFS_REMOTE_RETRIES. */
     if (!o->stall_s)
         o->stall_s = env_uint("OFFLOADFS_REMOTE_STALL_SECONDS", 3600);
-    if (!o->retries && env("OFFLOADFS_REMOTE_RETRIES"))
+    if (!o->retries && common_env("OFFLOADFS_REMOTE_RETRIES"))
         o->retries = env_uint("OFFLOADFS_REMOTE_RETRIES", 10) ? env_uint("OFFLOADFS_REMOTE_RETRIES", 10)
                                                              : REMOTE_NO_RETRY;
     if (!o->connect_ms)
@@ -256,9 +251,9 @@ int remote_open(remote **out, const char *url, const remote_options *opt, char *
     if (rc == 0)
         rc = take_credentials(r, kv, msg, msglen);
     if (rc == 0) {
-        const char *region = env("AWS_REGION");
+        const char *region = common_env("AWS_REGION");
         if (!region)
-            region = env("AWS_DEFAULT_REGION");
+            region = common_env("AWS_DEFAULT_REGION");
         if (!region)
             region = kv[K_REGION].value ? kv[K_REGION].value : "us-east-1";
         rc = take_endpoint(r, region, kv[K_ENDPOINT].value, msg, msglen);

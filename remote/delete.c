@@ -6,6 +6,6 @@ int remote_delete(remote_conn *c, const char *name)
 {
     rq q = {.label = "DELETE", .method = "DELETE", .name = name};
     int rc = remote_rq_run(c, &q);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc == REMOTE_ENOTFOUND ? 0 : rc;
 }

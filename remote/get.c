@@ -4,6 +4,7 @@
  * uses the request core (request.c) and the leaves, never another
  * operation. */
 #include "remote/remote_int.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,29 +32,14 @@ int remote_get_if(remote_conn *c, const char *name, const char *etag, uint64_t o
     int rc = remote_rq_run(c, &q);
     if (got)
         *got = q.delivered;
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc;
-}
-
-typedef struct membuf {
-    char *p;
-    size_t cap, len;
-} membuf;
-
-static int mem_sink(void *arg, const void *data, size_t n)
-{
-    membuf *m = arg;
-    if (n > m->cap - m->len)
-        return -1;
-    memcpy(m->p + m->len, data, n);
-    m->len += n;
-    return 0;
 }
 
 int remote_get_buf(remote_conn *c, const char *name, uint64_t off, void *buf, size_t cap, size_t *got)
 {
-    membuf m = {buf, cap, 0};
-    int rc = remote_get(c, name, off, cap, mem_sink, &m, NULL);
+    common_fixbuf m = {buf, 0, cap};
+    int rc = remote_get(c, name, off, cap, common_fixbuf_sink, &m, NULL);
     if (got)
         *got = m.len;
     return rc;
@@ -69,7 +55,7 @@ int remote_get_first(remote_conn *c, const char *name, uint64_t len, remote_sink
     rq q = {.label = "GET", .method = "GET", .name = name, .ranged = 1, .range_len = len,
             .sink = sink, .sink_arg = arg, .info = out};
     int rc = remote_rq_run(c, &q);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     if (!rc && q.status == 416) { /* an empty object has no byte 0 */
         remote_info_clear(out);
         return remote_rq_head(c, name, out);

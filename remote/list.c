@@ -4,45 +4,37 @@
  * it, so do REMOTE_LIST_PAGES pages and the caller's time bound; each
  * page is read by answer.c, which believes only keys under the prefix. */
 #include "remote/remote_int.h"
+#include "common/array.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The full prefix to list: "PREFIX/" + SUB, or SUB without a prefix. */
-static int full_prefix(const remote *r, const char *sub, rbuf *out)
+/* The full prefix to list into *OUT (yours: free()): "PREFIX/" + SUB, or
+ * SUB without a prefix ("" when both are empty). Returns 0 or ENOMEM. */
+static int full_prefix(const remote *r, const char *sub, char **out)
 {
-    int rc = 0;
+    common_buf b = {0};
     if (*r->prefix) {
-        rc = remote_rbuf_add(out, r->prefix, strlen(r->prefix));
-        if (!rc)
-            rc = remote_rbuf_add(out, "/", 1);
+        common_buf_adds(&b, r->prefix);
+        common_buf_addc(&b, '/');
     }
-    if (!rc)
-        rc = remote_rbuf_add(out, sub, strlen(sub));
-    if (!rc && !out->p)
-        rc = remote_rbuf_add(out, "", 0);
-    return rc;
+    common_buf_adds(&b, sub);
+    return common_buf_detach(&b, out, NULL);
 }
 
-static int page_query(rbuf *q, const char *token, const char *prefix, unsigned max)
+/* Returns 0, or ENOMEM (Q failed). */
+static int page_query(common_buf *q, const char *token, const char *prefix, unsigned max)
 {
-    char mid[64];
-    int rc = 0;
     if (token) {
-        rc = remote_rbuf_add(q, "continuation-token=", 19);
-        if (!rc)
-            rc = remote_enc_add(q, token, 0);
-        if (!rc)
-            rc = remote_rbuf_add(q, "&", 1);
+        common_buf_adds(q, "continuation-token=");
+        remote_enc_add(q, token, 0);
+        common_buf_addc(q, '&');
     }
-    snprintf(mid, sizeof mid, "list-type=2&max-keys=%u&prefix=", max);
-    if (!rc)
-        rc = remote_rbuf_add(q, mid, strlen(mid));
-    if (!rc)
-        rc = remote_enc_add(q, prefix, 0);
-    return rc;
+    common_buf_addf(q, "list-type=2&max-keys=%u&prefix=", max);
+    return remote_enc_add(q, prefix, 0);
 }
 
 /* The continuation tokens a listing has used, as 64-bit hashes: a token
@@ -68,43 +60,39 @@ static int seen_add(seen *s, const char *token)
     for (size_t i = 0; i < s->n; i++)
         if (s->h[i] == h)
             return 1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        uint64_t *v = realloc(s->h, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        s->h = v;
-        s->cap = cap;
-    }
+    uint64_t *v = common_array_grow(s->h, s->n, &s->cap, sizeof *v, 64);
+    if (!v)
+        return ENOMEM;
+    s->h = v;
     s->h[s->n++] = h;
     return 0;
 }
 
 /* One page: asks for it (after TOKEN, NULL for the first), hands its keys
  * to FN and puts the next token (or NULL) into *NEXT. */
-static int list_page(remote_conn *c, rq *q, const rbuf *prefix, size_t strip, const char *token,
+static int list_page(remote_conn *c, rq *q, const char *prefix, size_t strip, const char *token,
                      unsigned max, remote_list_fn fn, void *arg, char **next)
 {
-    rbuf qs = {0};
+    common_buf qs = {0};
     char why[160] = "";
-    int rc = page_query(&qs, token, prefix->p, max);
+    int rc = page_query(&qs, token, prefix, max);
     *next = NULL;
     q->query = qs.p;
     if (rc)
         remote_rq_fail(c, q, "out of memory");
     else
         rc = remote_rq_run(c, q);
-    if (!rc && q->resp.over) {
+    if (!rc && q->resp_over) {
         remote_rq_fail(c, q, "listing page larger than 16 MiB");
         rc = REMOTE_EPROTO;
     }
     if (!rc) {
-        rc = remote_list_page_parse(q->resp.p, q->resp.len, prefix->p, strip, fn, arg, next, why, sizeof why);
+        rc = remote_list_page_parse(q->resp.p, q->resp.len, prefix, strip, fn, arg, next, why, sizeof why);
         if (rc == REMOTE_EPROTO || rc == ENOMEM)
             remote_rq_fail(c, q, "%s", rc == ENOMEM ? "out of memory" : why);
     }
-    remote_rbuf_free(&q->resp);
-    remote_rbuf_free(&qs);
+    common_buf_release(&q->resp);
+    common_buf_release(&qs);
     q->query = NULL;
     return rc;
 }
@@ -112,7 +100,7 @@ static int list_page(remote_conn *c, rq *q, const rbuf *prefix, size_t strip, co
 static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_page,
                       const remote_list_bounds *b, remote_list_fn fn, void *arg)
 {
-    rbuf prefix = {0};
+    char *prefix = NULL;
     seen used = {0};
     char *token = NULL, *next = NULL;
     unsigned pages = 0, max_pages = b && b->max_pages ? b->max_pages : REMOTE_LIST_PAGES;
@@ -120,14 +108,14 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
     if (b) {
         q.stop = b->stop;
         q.stop_arg = b->stop_arg;
-        q.deadline_ns = b->max_ms ? remote_rq_now_ns() + b->max_ms * 1000000u : 0;
+        q.deadline_ns = b->max_ms ? common_clock_ns() + b->max_ms * 1000000u : 0;
     }
     int rc = full_prefix(c->r, sub, &prefix);
     size_t strip = *c->r->prefix ? strlen(c->r->prefix) + 1 : 0;
     if (rc)
         remote_rq_fail(c, &q, "out of memory");
     while (rc == 0) {
-        rc = list_page(c, &q, &prefix, strip, token, max, fn, arg, &next);
+        rc = list_page(c, &q, prefix, strip, token, max, fn, arg, &next);
         free(token);
         token = next;
         next = NULL;
@@ -152,7 +140,7 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
     }
     free(token);
     free(used.h);
-    remote_rbuf_free(&prefix);
+    free(prefix);
     return rc;
 }
 

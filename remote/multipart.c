@@ -15,8 +15,8 @@ typedef struct mp {
     remote_conn *c;
     const char *name;
     char *id;      /* UploadId */
-    rbuf idq;      /* "uploadId=ENC" */
-    rbuf done;     /* the CompleteMultipartUpload body */
+    common_buf idq;  /* "uploadId=ENC" */
+    common_buf done; /* the CompleteMultipartUpload body */
 } mp;
 
 static int mp_start(mp *m, const remote_meta *meta)
@@ -36,12 +36,12 @@ static int mp_start(mp *m, const remote_meta *meta)
                 remote_rq_fail(m->c, &q, "no UploadId in the answer");
         }
     }
-    if (!rc)
-        rc = remote_rbuf_add(&m->idq, "uploadId=", 9);
-    if (!rc)
+    if (!rc) {
+        common_buf_adds(&m->idq, "uploadId=");
         rc = remote_enc_add(&m->idq, m->id, 0);
+    }
     m->c->r->cu->slist_free_all(q.headers);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc;
 }
 
@@ -50,11 +50,11 @@ static int mp_part(mp *m, unsigned n, uint64_t off, uint64_t len, remote_source_
     char label[48], query[32];
     snprintf(label, sizeof label, "PUT (part %u)", n);
     snprintf(query, sizeof query, "partNumber=%u&", n);
-    rbuf qs = {0};
+    common_buf qs = {0};
     remote_info info = {0};
-    int rc = remote_rbuf_add(&qs, query, strlen(query));
-    if (!rc)
-        rc = remote_rbuf_add(&qs, m->idq.p, m->idq.len);
+    common_buf_adds(&qs, query);
+    common_buf_add(&qs, m->idq.p, m->idq.len);
+    int rc = qs.failed ? ENOMEM : 0;
     rq q = {.label = label, .method = "PUT", .name = m->name, .query = qs.p, .src = src,
             .src_arg = arg, .src_off = off, .src_len = len, .info = &info};
     if (!rc)
@@ -66,22 +66,22 @@ static int mp_part(mp *m, unsigned n, uint64_t off, uint64_t len, remote_source_
     if (!rc) {
         char head[64];
         snprintf(head, sizeof head, "<Part><PartNumber>%u</PartNumber><ETag>", n);
-        rc = remote_rbuf_add(&m->done, head, strlen(head));
-        for (const char *e = info.etag; !rc && *e; e++) /* quotes as entities */
-            rc = *e == '"' ? remote_rbuf_add(&m->done, "&quot;", 6) : remote_rbuf_add(&m->done, e, 1);
-        if (!rc)
-            rc = remote_rbuf_add(&m->done, "</ETag></Part>", 14);
+        common_buf_adds(&m->done, head);
+        for (const char *e = info.etag; *e; e++) /* quotes as entities */
+            common_buf_add(&m->done, *e == '"' ? "&quot;" : e, *e == '"' ? 6 : 1);
+        common_buf_adds(&m->done, "</ETag></Part>");
+        rc = m->done.failed ? ENOMEM : 0;
     }
     remote_info_clear(&info);
-    remote_rbuf_free(&q.resp);
-    remote_rbuf_free(&qs);
+    common_buf_release(&q.resp);
+    common_buf_release(&qs);
     return rc;
 }
 
 static int mp_complete(mp *m)
 {
-    const char *end = "</CompleteMultipartUpload>";
-    int rc = remote_rbuf_add(&m->done, end, strlen(end));
+    common_buf_adds(&m->done, "</CompleteMultipartUpload>");
+    int rc = m->done.failed ? ENOMEM : 0;
     rq q = {.label = "PUT (multipart complete)", .method = "POST", .name = m->name,
             .query = m->idq.p, .body = m->done.p, .body_len = m->done.len};
     if (!rc)
@@ -95,7 +95,7 @@ static int mp_complete(mp *m)
         free(code);
         rc = REMOTE_EPROTO;
     }
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc;
 }
 
@@ -109,7 +109,7 @@ static void mp_abort(mp *m)
     rq q = {.label = "PUT (multipart abort)", .method = "DELETE", .name = m->name,
             .query = m->idq.p};
     (void)remote_rq_run(m->c, &q);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     memcpy(m->c->msg, keep, sizeof keep);
     m->c->attempts = attempts;
 }
@@ -119,8 +119,8 @@ int remote_put_multipart(remote_conn *c, const char *name, uint64_t size, remote
 {
     mp m = {.c = c, .name = name};
     uint64_t part = c->r->opt.part_bytes;
-    const char *start = "<CompleteMultipartUpload>";
-    int rc = remote_rbuf_add(&m.done, start, strlen(start));
+    common_buf_adds(&m.done, "<CompleteMultipartUpload>");
+    int rc = m.done.failed ? ENOMEM : 0;
     if (!rc)
         rc = mp_start(&m, meta);
     unsigned n = 1;
@@ -131,7 +131,7 @@ int remote_put_multipart(remote_conn *c, const char *name, uint64_t size, remote
     if (rc && m.id)
         mp_abort(&m);
     free(m.id);
-    remote_rbuf_free(&m.idq);
-    remote_rbuf_free(&m.done);
+    common_buf_release(&m.idq);
+    common_buf_release(&m.done);
     return rc;
 }

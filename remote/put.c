@@ -12,6 +12,6 @@ int remote_put_single(remote_conn *c, const char *name, uint64_t size, remote_so
     if (!rc)
         rc = remote_rq_run(c, &q);
     c->r->cu->slist_free_all(q.headers);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     return rc;
 }

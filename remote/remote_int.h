@@ -14,10 +14,12 @@
  *               config.c   the handle: URL, credentials, endpoint, options,
  *                          remote_strerror()
  *   leaves      answer.c   reading answers (over text.c)
- *               text.c     XML elements, percent coding, escaping (over buf.c)
- *               buf.c      the growing buffer
+ *               text.c     XML elements, percent coding, escaping
  *               profile.c  the AWS credentials and config files
  *               curl_load.c  libcurl, loaded at run time
+ *
+ * Below them all, common/ (libcommon.a): the growing buffer (common_buf),
+ * the array push, the monotonic clock, common_env().
  *
  * Every global name is remote_* (the internal ones remote_rq_* for the
  * core, remote_<thing>_* for a leaf), so nothing of remote/ can clash in
@@ -28,6 +30,7 @@
 #include "remote/remote.h"
 
 #include "remote/curl_load.h"
+#include "common/buf.h"
 
 struct remote {
     char *bucket;
@@ -52,20 +55,12 @@ struct remote_conn {
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* ---- buf.c: a growing byte buffer -------------------------------------- */
-
-/* A growing byte buffer, capped: bytes past CAP are counted, not kept.
- * Zero-initialise; the bytes are always NUL-terminated past LEN. */
-typedef struct rbuf {
-    char *p;
-    size_t len, size, cap;
-    int over; /* bytes were dropped at the cap */
-} rbuf;
-/* Appends N bytes at DATA to B, up to B->cap (0: 16 MiB); bytes past it
- * set B->over and are dropped. Returns 0, or ENOMEM (B unchanged). */
-int remote_rbuf_add(rbuf *b, const void *data, size_t n);
-/* Frees B's bytes and zeroes it (a zeroed B is fine). */
-void remote_rbuf_free(rbuf *b);
+/* URLs, queries, headers and answer bodies are built in common_buf
+ * (common/buf.h): a failed add turns into ENOMEM where the build ends. An
+ * answer body is kept up to REMOTE_RESP_CAP bytes; past it the rest is
+ * dropped and rq.resp_over set (a listing page is ~300 KiB; errors are
+ * small). */
+#define REMOTE_RESP_CAP (16u << 20)
 
 /* ---- the request and what answer.c reads into it -------------------- */
 
@@ -102,7 +97,8 @@ typedef struct rq {
     /* results */
     long status;
     uint64_t delivered; /* bytes handed to the sink, over every attempt */
-    rbuf resp;          /* body when no sink takes it (or an error body) */
+    common_buf resp;    /* body when no sink takes it (or an error body) */
+    int resp_over;      /* bytes of it were dropped at REMOTE_RESP_CAP */
     remote_info *info;  /* headers parsed into it when not NULL */
     uint64_t range_total; /* with info: the object's length in a Content-Range (0: none) */
     /* per attempt */
@@ -123,7 +119,7 @@ typedef struct rq {
     uint64_t total_seen; /* the object length the first 206 gave (0: none yet) */
     char bad[256];      /* why the answer was refused ("" when it was not) */
     /* bounds of the whole operation (a listing): set by the caller */
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC ns by which it must end, 0: none */
+    uint64_t deadline_ns; /* common_clock_ns() by which it must end, 0: none */
     int (*stop)(void *arg); /* nonzero: abort now with that value */
     void *stop_arg;
     int stopped;        /* the value stop() or the deadline gave */
@@ -132,8 +128,9 @@ typedef struct rq {
 /* ---- text.c: XML elements, percent coding, escaping ------------------ */
 
 /* Appends S percent-encoded (RFC 3986 unreserved kept; '/' kept when
- * KEEP_SLASH) to B. Returns 0 or ENOMEM. */
-int remote_enc_add(rbuf *b, const char *s, int keep_slash);
+ * KEEP_SLASH) to B. Returns 0, or ENOMEM when B has failed (now or
+ * before). */
+int remote_enc_add(common_buf *b, const char *s, int keep_slash);
 
 /* Decodes the percent-encoding of S into a new string (malloc), or NULL. */
 char *remote_enc_decode(const char *s, size_t n);
@@ -222,11 +219,8 @@ void remote_info_finish(remote_info *out);
  * the bucket and the object) and c->attempts.
  * Returns 0 on a 2xx (and 416 for a ranged GET: nothing there) or a
  * REMOTE_E* code / ENOMEM. Q->resp holds the body of a 2xx without sink
- * (up to 16 MiB); the caller frees it with remote_rbuf_free(). */
+ * (up to REMOTE_RESP_CAP); the caller frees it with common_buf_release(). */
 int remote_rq_run(remote_conn *c, rq *q);
-
-/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
-uint64_t remote_rq_now_ns(void);
 
 /* Q's own bounds: asks Q->stop (when set) and Q->deadline_ns (when set);
  * 0 to go on, else the value to stop with (REMOTE_ELIMIT past the

@@ -4,9 +4,10 @@
  * codes with a message that names the operation and the object, never a
  * credential. Every operation (put.c, multipart.c, get.c, head.c,
  * delete.c, list.c) runs its requests through remote_rq_run(); this file
- * calls none of them, only the leaves (buf.c, text.c, answer.c) and
+ * calls none of them, only the leaves (text.c, answer.c), common/ and
  * remote_strerror() (config.c). */
 #include "remote/remote_int.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -66,14 +67,15 @@ void remote_rq_fail(remote_conn *c, const rq *q, const char *fmt, ...)
 static int add_header(const rcurl_api *cu, struct curl_slist **h, const char *name, const char *value,
                       int encode)
 {
-    rbuf b = {0};
-    int rc = remote_rbuf_add(&b, name, strlen(name));
-    if (!rc)
-        rc = remote_rbuf_add(&b, ": ", 2);
-    if (!rc)
-        rc = encode ? remote_enc_add(&b, value, 0) : remote_rbuf_add(&b, value, strlen(value));
-    struct curl_slist *t = rc ? NULL : cu->slist_append(*h, b.p);
-    remote_rbuf_free(&b);
+    common_buf b = {0};
+    common_buf_adds(&b, name);
+    common_buf_adds(&b, ": ");
+    if (encode)
+        remote_enc_add(&b, value, 0);
+    else
+        common_buf_adds(&b, value);
+    struct curl_slist *t = b.failed ? NULL : cu->slist_append(*h, b.p);
+    common_buf_release(&b);
     if (!t)
         return ENOMEM;
     *h = t;
@@ -100,32 +102,29 @@ int remote_rq_meta_headers(const remote_conn *c, struct curl_slist **h, const re
 }
 
 /* ---- URL -------------------------------------------------------------- */
-static int build_url(const remote *r, const rq *q, rbuf *u)
+/* Returns 0, or ENOMEM (U failed). */
+static int build_url(const remote *r, const rq *q, common_buf *u)
 {
-    int rc = remote_rbuf_add(u, r->endpoint, strlen(r->endpoint));
-    if (!rc && !r->vhost) {
-        rc = remote_rbuf_add(u, "/", 1);
-        if (!rc)
-            rc = remote_enc_add(u, r->bucket, 0);
+    common_buf_adds(u, r->endpoint);
+    if (!r->vhost) {
+        common_buf_addc(u, '/');
+        remote_enc_add(u, r->bucket, 0);
     }
-    if (!rc && q->name) {
-        rc = remote_rbuf_add(u, "/", 1);
-        if (!rc && *r->prefix) {
-            rc = remote_enc_add(u, r->prefix, 1);
-            if (!rc)
-                rc = remote_rbuf_add(u, "/", 1);
+    if (q->name) {
+        common_buf_addc(u, '/');
+        if (*r->prefix) {
+            remote_enc_add(u, r->prefix, 1);
+            common_buf_addc(u, '/');
         }
-        if (!rc)
-            rc = remote_enc_add(u, q->name, 1);
-    } else if (!rc && r->vhost) {
-        rc = remote_rbuf_add(u, "/", 1);
+        remote_enc_add(u, q->name, 1);
+    } else if (r->vhost) {
+        common_buf_addc(u, '/');
     }
-    if (!rc && q->query) {
-        rc = remote_rbuf_add(u, "?", 1);
-        if (!rc)
-            rc = remote_rbuf_add(u, q->query, strlen(q->query));
+    if (q->query) {
+        common_buf_addc(u, '?');
+        common_buf_adds(u, q->query);
     }
-    return rc;
+    return u->failed ? ENOMEM : 0;
 }
 
 /* ---- callbacks -------------------------------------------------------- */
@@ -176,7 +175,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         q->delivered += n;
         return n;
     }
-    if (remote_rbuf_add(&q->resp, data, n) != 0) {
+    size_t keep = n;
+    if (keep > REMOTE_RESP_CAP - q->resp.len) {
+        q->resp_over = 1; /* the rest is dropped, not kept */
+        keep = REMOTE_RESP_CAP - q->resp.len;
+    }
+    common_buf_add(&q->resp, data, keep);
+    if (q->resp.failed) {
         a->oom = 1;
         return 0;
     }
@@ -227,27 +232,13 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-uint64_t remote_rq_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The operation's own bounds (a listing's deadline, its caller's stop):
  * 0 to go on, else the value to end with (kept in q->stopped). */
 int remote_rq_bounds(rq *q)
 {
     if (!q->stopped && q->stop)
         q->stopped = q->stop(q->stop_arg);
-    if (!q->stopped && q->deadline_ns && remote_rq_now_ns() >= q->deadline_ns)
+    if (!q->stopped && q->deadline_ns && common_clock_ns() >= q->deadline_ns)
         q->stopped = REMOTE_ELIMIT;
     return q->stopped;
 }
@@ -261,7 +252,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
     att *a = arg;
     rq *q = a->q;
-    double t = now_s();
+    double t = (double)common_clock_ns() / 1e9; /* monotonic seconds */
     (void)dltotal;
     (void)ultotal;
     if (remote_rq_bounds(q)) /* libcurl calls this at least once a second */
@@ -472,14 +463,14 @@ static void sleep_ms(unsigned ms)
 
 int remote_rq_run(remote_conn *c, rq *q)
 {
-    rbuf url = {0};
+    common_buf url = {0};
     c->msg[0] = '\0';
     c->attempts = 0;
     q->must_match = q->etag[0] != '\0'; /* set by the caller: If-Match from the start */
     int rc = build_url(c->r, q, &url);
     if (rc) {
         remote_rq_fail(c, q, "out of memory");
-        remote_rbuf_free(&url);
+        common_buf_release(&url);
         return rc;
     }
     unsigned backoff = c->r->opt.backoff_ms;
@@ -487,7 +478,9 @@ int remote_rq_run(remote_conn *c, rq *q)
         att a = {c, q, 0};
         int oom = 0;
         struct curl_slist *h = attempt_headers(c, q, &oom);
-        remote_rbuf_free(&q->resp);
+        common_buf_release(&q->resp);
+        q->resp.failed = 0;
+        q->resp_over = 0;
         q->src_pos = 0;
         q->status = 0;
         q->stalled = 0;
@@ -525,7 +518,7 @@ int remote_rq_run(remote_conn *c, rq *q)
         size_t n = strlen(c->msg);
         snprintf(c->msg + n, sizeof c->msg - n, ", %u attempts", c->attempts);
     }
-    remote_rbuf_free(&url);
+    common_buf_release(&url);
     return rc;
 }
 
@@ -534,7 +527,7 @@ int remote_rq_head(remote_conn *c, const char *name, remote_info *out)
     memset(out, 0, sizeof *out);
     rq q = {.label = "HEAD", .method = "HEAD", .name = name, .info = out};
     int rc = remote_rq_run(c, &q);
-    remote_rbuf_free(&q.resp);
+    common_buf_release(&q.resp);
     if (rc) {
         remote_info_clear(out);
         return rc;

@@ -1,11 +1,12 @@
 /* text.c -- the little text handling S3 requests and answers need:
  * elements of the (flat, known) XML of listings and errors, entity
  * decoding, percent encoding and decoding, and the escaping of any text
- * shown in a message. A leaf over buf.c. Not a general XML parser: S3
+ * shown in a message. A leaf (over common_buf). Not a general XML parser: S3
  * answers have no attributes on the elements read here, no CDATA and no
  * nesting of a tag in itself. */
 #include "remote/remote_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static int hexval(char ch)
     return -1;
 }
 
-int remote_enc_add(rbuf *b, const char *s, int keep_slash)
+int remote_enc_add(common_buf *b, const char *s, int keep_slash)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
@@ -119,11 +120,9 @@ int remote_enc_add(rbuf *b, const char *s, int keep_slash)
         int plain = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
                     ch == '-' || ch == '.' || ch == '_' || ch == '~' || (keep_slash && ch == '/');
         char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-        int rc = plain ? remote_rbuf_add(b, s, 1) : remote_rbuf_add(b, e, 3);
-        if (rc)
-            return rc;
+        common_buf_add(b, plain ? s : e, plain ? 1 : 3);
     }
-    return 0;
+    return b->failed ? ENOMEM : 0;
 }
 
 

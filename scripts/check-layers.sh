@@ -35,9 +35,9 @@ set -u
 # one way, top to bottom: each layer uses only layers below it.
 declare -A MAY_INCLUDE=(
     [common]=""                                  # a leaf: what every program shares (cJSON)
-    [store]=""                                   # a leaf over LMDB and zstd
+    [store]="common"                             # over LMDB and zstd, and the leaf
     [metrics]=""                                 # a leaf: the Prometheus text format
-    [remote]=""                                  # the S3 client over libcurl; no store
+    [remote]="common"                            # the S3 client over libcurl; no store
     [tier]="store remote"                        # the only port to the remote
     [fs]="store tier metrics common"             # the daemon
     [agentlink]="store tier common"              # the library

@@ -1,31 +1,14 @@
 /* name.c -- the key and namespace rules, and the store's error texts. */
 #include "store/store.h"
+#include "common/utf8.h"
 
 #include <string.h>
 
-/* Follows the Unicode standard's table of well-formed byte sequences. */
+/* The rule is common/'s (common_utf8_len()); the store keeps its name for
+ * the callers of store.h. */
 size_t store_utf8_len(const void *p, size_t n)
 {
-    const unsigned char *s = p;
-    unsigned c = s[0];
-    size_t len;
-    unsigned min, cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; min = 0x80; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; min = 0x800; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; min = 0x10000; cp = c & 0x07; }
-    else return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
+    return common_utf8_len(p, n);
 }
 
 int store_name_check(const char *name, size_t len)

@@ -8,6 +8,7 @@
  * a prefixed name would not). No network here (that is tier/): the store
  * only remembers. */
 #include "store/store_int.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -211,14 +212,10 @@ typedef struct mark_vec {
 static int collect(void *arg, uint64_t version, const char *name, size_t len)
 {
     mark_vec *pv = arg;
-    if (pv->n == pv->cap) {
-        size_t cap = pv->cap ? 2 * pv->cap : 16;
-        mark_item *v = realloc(pv->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        pv->v = v;
-        pv->cap = cap;
-    }
+    mark_item *v = common_array_grow(pv->v, pv->n, &pv->cap, sizeof *v, 16);
+    if (!v)
+        return ENOMEM;
+    pv->v = v;
     mark_item *it = &pv->v[pv->n++];
     it->version = version;
     it->len = len;

@@ -9,6 +9,7 @@
  */
 #include "store/wake.h"
 #include "store/store_int.h"
+#include "common/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -229,12 +230,11 @@ static void connect_all(DIR *d, struct wake_set *w, struct wake_memory *m,
     }
 }
 
-static int64_t ms_left(const struct timespec *deadline)
+/* Milliseconds until DEADLINE (common_clock_ns() time), rounded up, so a
+ * poll() never wakes just before it; <= 0 once it passed. */
+static int64_t ms_left(uint64_t deadline)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return ((int64_t)(deadline->tv_sec - now.tv_sec) * 1000000000
-            + (deadline->tv_nsec - now.tv_nsec) + 999999) / 1000000;
+    return ((int64_t)deadline - (int64_t)common_clock_ns() + 999999) / 1000000;
 }
 
 /* Reads the answer on PFD (ready) and closes it. */
@@ -258,17 +258,10 @@ static void wait_all(struct wake_set *w, struct wake_memory *m, uint64_t generat
                      unsigned timeout_ms, store_wake_result *r)
 {
     struct pollfd *pfd = w->pfd;
-    struct timespec deadline;
+    uint64_t deadline = common_clock_ns() + (uint64_t)timeout_ms * 1000000u;
     unsigned n = w->n, left = n;
     int64_t ms;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += (time_t)(timeout_ms / 1000u);
-    deadline.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    while (left && (ms = ms_left(&deadline)) > 0) {
+    while (left && (ms = ms_left(deadline)) > 0) {
         int k = poll(pfd, n, (int)ms);
         if (k < 0 && errno != EINTR)
             break;

@@ -6,6 +6,7 @@
  * under way. A test program is one server, so the state is global here;
  * no program but a test links this file. */
 #include "remote/mem/mem_int.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -162,14 +163,10 @@ int remote_mem_obj_set(remote_mem *m, const char *key, mem_obj *o)
             obj_free(old); /* no reader holds it: freed under the lock, which obj_free never takes */
         return 0;
     }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        slot *v = realloc(m->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        m->v = v;
-        m->cap = cap;
-    }
+    slot *v = common_array_grow(m->v, m->n, &m->cap, sizeof *v, 64);
+    if (!v)
+        return ENOMEM;
+    m->v = v;
     char *k = strdup(key);
     if (!k)
         return ENOMEM;

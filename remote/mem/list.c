@@ -2,6 +2,8 @@
  * continuation token, within remote/list.c's bounds (pages, time, the
  * caller's stop, a repeated token), and the access check. */
 #include "remote/mem/mem_int.h"
+#include "common/array.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@ static int page_attempt(remote_conn *c, remote_mem_rq *q, const mem_act *a, void
 
 typedef struct seen {
     char **v;
-    size_t n;
+    size_t n, cap;
 } seen;
 
 /* 1 when TOKEN was used before, else records it: 0, or ENOMEM. */
@@ -52,7 +54,7 @@ static int seen_add(seen *s, const char *token)
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->v[i], token) == 0)
             return 1;
-    char **v = realloc(s->v, (s->n + 1) * sizeof *v);
+    char **v = common_array_grow(s->v, s->n, &s->cap, sizeof *v, 16);
     if (!v)
         return ENOMEM;
     s->v = v;
@@ -73,7 +75,7 @@ static int list_pages(remote_conn *c, const char *sub, unsigned max, int one_pag
     if (b) {
         q.stop = b->stop;
         q.stop_arg = b->stop_arg;
-        q.deadline_ns = b->max_ms ? remote_mem_now_ns() + b->max_ms * 1000000u : 0;
+        q.deadline_ns = b->max_ms ? common_clock_ns() + b->max_ms * 1000000u : 0;
     }
     seen used = {0};
     char *prefix = remote_mem_full_key(c->r, sub), *token = NULL;

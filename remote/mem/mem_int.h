@@ -139,9 +139,6 @@ int remote_mem_run(remote_conn *c, remote_mem_rq *q, remote_mem_attempt_fn fn, v
  * value to end with, kept in Q->stopped. */
 int remote_mem_bounds(remote_mem_rq *q);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t remote_mem_now_ns(void);
-
 /* C's live bucket with the lock held, or NULL (not held) with the 404 of
  * a missing bucket written into C's message. */
 remote_mem *remote_mem_bucket_locked(remote_conn *c, remote_mem_rq *q);

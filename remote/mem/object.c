@@ -2,6 +2,7 @@
  * the size), ranged GET streamed to a sink in pieces and resumed after a
  * cut pinned to its ETag, HEAD, get_first, DELETE. */
 #include "remote/mem/mem_int.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -199,25 +200,10 @@ int remote_get(remote_conn *c, const char *name, uint64_t off, uint64_t len, rem
     return remote_get_if(c, name, NULL, off, len, sink, arg, got);
 }
 
-typedef struct membuf {
-    char *p;
-    size_t cap, len;
-} membuf;
-
-static int buf_sink(void *arg, const void *data, size_t n)
-{
-    membuf *m = arg;
-    if (n > m->cap - m->len)
-        return -1;
-    memcpy(m->p + m->len, data, n);
-    m->len += n;
-    return 0;
-}
-
 int remote_get_buf(remote_conn *c, const char *name, uint64_t off, void *buf, size_t cap, size_t *got)
 {
-    membuf m = {buf, cap, 0};
-    int rc = remote_get(c, name, off, cap, buf_sink, &m, NULL);
+    common_fixbuf m = {buf, 0, cap};
+    int rc = remote_get(c, name, off, cap, common_fixbuf_sink, &m, NULL);
     if (got)
         *got = m.len;
     return rc;

@@ -7,6 +7,8 @@
  * stall, error), then the operation's attempt function answers from the
  * bucket. */
 #include "remote/mem/mem_int.h"
+#include "common/clock.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -118,21 +120,21 @@ int remote_url_check(const char *url, char *msg, size_t msglen)
 
 static unsigned env_uint(const char *name, unsigned long max)
 {
-    const char *v = getenv(name);
+    const char *v = common_env(name);
     char *end;
-    unsigned long n = v && *v ? strtoul(v, &end, 10) : 0;
-    return v && *v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    return v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
 }
 
 /* remote/config.c's defaults, with the same two variables. */
 static void options_fill(remote_options *o, const remote_options *in)
 {
-    const char *rv = getenv("OFFLOADFS_REMOTE_RETRIES");
+    const char *rv = common_env("OFFLOADFS_REMOTE_RETRIES");
     if (in)
         *o = *in;
     if (!o->stall_s)
         o->stall_s = env_uint("OFFLOADFS_REMOTE_STALL_SECONDS", 3600);
-    if (!o->retries && rv && *rv)
+    if (!o->retries && rv)
         o->retries = env_uint("OFFLOADFS_REMOTE_RETRIES", 10) ? env_uint("OFFLOADFS_REMOTE_RETRIES", 10)
                                                              : REMOTE_NO_RETRY;
     if (!o->connect_ms)
@@ -214,13 +216,6 @@ const char *remote_conn_message(const remote_conn *c) { return c->msg; }
 unsigned remote_conn_attempts(const remote_conn *c) { return c->attempts; }
 
 /* ---- the attempt loop ------------------------------------------------- */
-uint64_t remote_mem_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_ms(uint64_t ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -233,7 +228,7 @@ int remote_mem_bounds(remote_mem_rq *q)
 {
     if (!q->stopped && q->stop)
         q->stopped = q->stop(q->stop_arg);
-    if (!q->stopped && q->deadline_ns && remote_mem_now_ns() >= q->deadline_ns)
+    if (!q->stopped && q->deadline_ns && common_clock_ns() >= q->deadline_ns)
         q->stopped = REMOTE_ELIMIT;
     return q->stopped;
 }
@@ -254,8 +249,8 @@ static int stopped_fail(remote_conn *c, remote_mem_rq *q)
 static int first_byte(remote_conn *c, remote_mem_rq *q, unsigned ms)
 {
     uint64_t limit = 1000ull * c->r->opt.stall_s, wait = ms < limit ? ms : limit;
-    uint64_t end = remote_mem_now_ns() + wait * 1000000u;
-    for (uint64_t t; (t = remote_mem_now_ns()) < end;) {
+    uint64_t end = common_clock_ns() + wait * 1000000u;
+    for (uint64_t t; (t = common_clock_ns()) < end;) {
         if (remote_mem_bounds(q))
             return stopped_fail(c, q);
         uint64_t left = (end - t) / 1000000u + 1;
