@@ -175,10 +175,10 @@ $(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a $(B)/libcommon.a
 # wraps the fuse_reply_* calls it answers with (its "WRAP:" line).
 FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o listing.o lookup.o window.o)
 $(B)/tests/fs/test_remote_%: tests/fs/test_remote_%.c $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
-  $(B)/libstore.a
+  $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
-	  $(B)/libstore.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
+	  $(B)/libstore.a $(B)/libcommon.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
 # The remote tests run against a real radosgw (tests/run.sh starts one).
 $(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
