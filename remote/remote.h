@@ -27,8 +27,8 @@
  *   than REMOTE_STALL_BYTES bytes a second for stall_s aborts it). A
  *   transient failure (no connection, timeout, HTTP 429 or 5xx) is retried
  *   up to retries times with a growing backoff; so an operation against a
- *   dead or stalled server fails within remote_bound_ms() (default 9.5 s:
- *   3 attempts x (1 s connect + 2 s stall) + 0.1 s + 0.4 s backoff).
+ *   dead or stalled server fails within remote_bound_ms(), computed in one
+ *   place (remote_options_bound_ms(); 9.5 s with the default options).
  * - Secrets: no message of this module, no URL and no log line contains a
  *   secret key or session token; the access key id is never printed either.
  * - fork(): do not use a connection made before fork() in the child.
@@ -119,6 +119,13 @@ const char *remote_endpoint(const remote *r);
  * (connect or stall limit) + backoffs); a transfer that keeps moving is not
  * bounded by it. */
 uint64_t remote_bound_ms(const remote *r);
+
+/* The same bound from options whose zero fields have already been given
+ * their defaults (as a remote holds them): connect_ms + 1000 x stall_s per
+ * attempt, 1 + retries attempts, and the backoffs between them (backoff_ms,
+ * x4 each). The one place the formula is written; remote_bound_ms() and the
+ * in-memory remote call it. */
+uint64_t remote_options_bound_ms(const remote_options *o);
 
 /* ---- Connections ------------------------------------------------------ */
 typedef struct remote_conn remote_conn;

@@ -32,25 +32,6 @@ void remote_mem_fail(remote_conn *c, const remote_mem_rq *q, const char *fmt, ..
     }
 }
 
-const char *remote_strerror(int err)
-{
-    switch (err) {
-    case 0: return "success";
-    case REMOTE_ENOTFOUND: return "no such object on the remote";
-    case REMOTE_ENOBUCKET: return "no such bucket on the remote";
-    case REMOTE_EDENIED: return "the remote refused the credentials or the access";
-    case REMOTE_EDOWN: return "the remote is unreachable or not answering";
-    case REMOTE_ECONFIG: return "bad remote configuration";
-    case REMOTE_EPROTO: return "unexpected answer from the remote";
-    case REMOTE_ESOURCE: return "the data source or sink failed";
-    case REMOTE_ECHANGED: return "the object was replaced on the remote";
-    case REMOTE_ELIMIT: return "the remote's listing went past its bound of pages or time";
-    default: return err > 0 ? strerror(err) : "unknown remote error";
-    }
-}
-
-int remote_err_transient(int err) { return err == REMOTE_EDOWN; }
-
 /* The full key of NAME: "PREFIX/NAME" or NAME; NULL without memory. */
 char *remote_mem_full_key(const remote *r, const char *name)
 {
@@ -192,14 +173,10 @@ const char *remote_endpoint(const remote *r)
     return "mem://in-process";
 }
 
-/* remote/config.c's bound, from the same options. */
+/* remote/config.c's bound, from the same options (remote/codes.c). */
 uint64_t remote_bound_ms(const remote *r)
 {
-    const remote_options *o = &r->opt;
-    uint64_t per = (uint64_t)o->connect_ms + 1000ull * o->stall_s, total = per, back = o->backoff_ms;
-    for (unsigned i = 0; i < o->retries; i++, back *= 4)
-        total += per + back;
-    return total;
+    return remote_options_bound_ms(&r->opt);
 }
 
 int remote_conn_new(remote_conn **out, remote *r)
