@@ -1,9 +1,17 @@
 /* tier_use.c -- the library's use of the remote tier (tier/): after a write
  * commits, the result goes to the store's remote; after a removal, a
  * tombstone. A handle keeps one al_tier: the tier of the URL the store
- * named when last asked, one connection, and the last failure's message.
+ * named when last asked, its connections, and the last failure's message.
  * The store's URL is read at every write (one short read transaction), so
- * a handle follows init --remote made by another process. */
+ * a handle follows init --remote made by another process.
+ *
+ * Uploads run without the handle's lock (internal.h): each takes a
+ * reference on the tier it started with (al_tref) and a connection of its
+ * own (a remote_conn belongs to one thread at a time), kept idle after for
+ * the next upload. A remote changed meanwhile retires the old tier; the
+ * last upload using it closes it. Every field here is touched with the
+ * handle's lock held; only al_tier_upload_run() runs without it, on what
+ * its al_upload holds. */
 #include "agentlink/internal.h"
 #include "tier/tier.h"
 
@@ -12,30 +20,79 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Connections kept idle per tier for uploads (more are made when more
+ * uploads run at once, and freed after). */
+#define IDLE_MAX 16
+
+struct al_tref {
+    tier *t;
+    remote_conn *c;                /* for calls made with the handle's lock held */
+    remote_conn *idle[IDLE_MAX];   /* for uploads, each taken by one */
+    unsigned nidle;
+    unsigned refs;                 /* the al_tier's (while current), one per upload */
+};
+
 struct al_tier {
     char url[STORE_REMOTE_MAX + 1]; /* "" when the store names no remote */
-    tier *t;                        /* NULL: none, or it could not be opened */
-    remote_conn *c;
+    al_tref *cur;                   /* NULL: none, or it could not be opened */
     char msg[STORE_REMOTE_MAX + 600]; /* why the last remote step failed, "" after a success */
 };
+
+static void tref_free(al_tref *r)
+{
+    for (unsigned i = 0; i < r->nidle; i++)
+        remote_conn_free(r->idle[i]);
+    remote_conn_free(r->c);
+    tier_close(r->t);
+    free(r);
+}
+
+static void tref_unref(al_tref *r)
+{
+    if (r && --r->refs == 0)
+        tref_free(r);
+}
 
 void al_tier_free(al_tier *at)
 {
     if (!at)
         return;
-    remote_conn_free(at->c);
-    tier_close(at->t);
+    tref_unref(at->cur);
     free(at);
 }
 
 void al_tier_forget(al_tier *at)
 {
+    /* A fork's child: the connections and the tier are the parent's too. */
+    if (at)
+        free(at->cur);
     free(at);
 }
 
 const char *al_tier_message(const al_tier *at)
 {
     return at ? at->msg : "";
+}
+
+/* Opens the tier of ST's remote URL into a new reference. 0, or the
+ * error with *MSG filled. */
+static int tref_open(store *st, al_tref **out, char *m, size_t mcap)
+{
+    al_tref *r = calloc(1, sizeof *r);
+    int rc;
+    m[0] = '\0';
+    if (!r)
+        return ENOMEM;
+    if ((rc = tier_open(&r->t, st, NULL, m, mcap)) == 0)
+        rc = remote_conn_new(&r->c, tier_remote(r->t));
+    if (rc) {
+        tier_close(r->t);
+        free(r);
+        return rc;
+    }
+    r->refs = 1;
+    *out = r;
+    return 0;
 }
 
 int al_tier_use(store *st, al_tier **tp, int *has)
@@ -48,20 +105,13 @@ int al_tier_use(store *st, al_tier **tp, int *has)
     if (!*tp && !(*tp = calloc(1, sizeof **tp)))
         return ENOMEM;
     al_tier *at = *tp;
-    if (strcmp(url, at->url) != 0 || (url[0] && !at->t)) {
-        remote_conn_free(at->c);
-        tier_close(at->t);
-        at->c = NULL;
-        at->t = NULL;
+    if (strcmp(url, at->url) != 0 || (url[0] && !at->cur)) {
+        tref_unref(at->cur); /* uploads still using it keep it until they end */
+        at->cur = NULL;
         snprintf(at->url, sizeof at->url, "%s", url);
         if (url[0]) {
             char m[512];
-            rc = tier_open(&at->t, st, NULL, m, sizeof m);
-            if (!rc && (rc = remote_conn_new(&at->c, tier_remote(at->t))) != 0) {
-                tier_close(at->t);
-                at->t = NULL;
-            }
-            if (rc) {
+            if ((rc = tref_open(st, &at->cur, m, sizeof m))) {
                 snprintf(at->msg, sizeof at->msg, "remote %s: %s", url, m[0] ? m : tier_strerror(rc));
                 return AL_EREMOTE;
             }
@@ -73,40 +123,142 @@ int al_tier_use(store *st, al_tier **tp, int *has)
 
 remote_conn *al_tier_conn(al_tier *at)
 {
-    return at->c;
+    return at->cur->c;
 }
 
 tier *al_tier_tier(al_tier *at)
 {
-    return at->t;
+    return at->cur->t;
 }
 
 void al_tier_fail(al_tier *at, int rc)
 {
-    const char *m = at->c ? remote_conn_message(at->c) : "";
+    const char *m = at->cur && at->cur->c ? remote_conn_message(at->cur->c) : "";
     snprintf(at->msg, sizeof at->msg, "%s", m[0] ? m : tier_strerror(rc));
 }
 
-int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, uint64_t version)
+int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const char *ns,
+                         const char *key, uint64_t version, al_upload *u)
 {
+    memset(u, 0, sizeof *u);
     int has, rc = al_tier_use(st, tp, &has);
     if (rc == AL_EREMOTE)
         return AL_EUPLOAD; /* stored here, marked pending; the remote unusable */
     if (rc || !has)
         return rc;
-    rc = tier_upload((*tp)->t, (*tp)->c, ns, key, version, NULL);
-    if (rc == STORE_EGONE)
-        return 0; /* replaced or removed meanwhile: its own writer's to send */
-    if (rc) {
-        al_tier_fail(*tp, rc);
-        return AL_EUPLOAD;
+    al_tref *r = (*tp)->cur;
+    if (r->nidle)
+        u->c = r->idle[--r->nidle];
+    else if ((rc = remote_conn_new(&u->c, tier_remote(r->t))))
+        return rc;
+    r->refs++;
+    u->ref = r;
+    u->st = st;
+    u->dev = dev;
+    u->ino = ino;
+    u->ns = ns;
+    u->key = key;
+    u->version = version;
+    return 0;
+}
+
+/* ---- the catch-up: what earlier writes left pending ---------------------- */
+typedef struct pend {
+    char ns[STORE_NAME_MAX + 1], key[STORE_NAME_MAX + 1];
+    uint64_t version;
+} pend;
+
+typedef struct pend_vec {
+    pend *v;
+    size_t n, cap;
+} pend_vec;
+
+static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    pend_vec *pv = ctx;
+    if (pv->n == pv->cap) {
+        size_t cap = pv->cap ? 2 * pv->cap : 16;
+        pend *v = realloc(pv->v, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        pv->v = v;
+        pv->cap = cap;
     }
-    (*tp)->msg[0] = '\0';
+    snprintf(pv->v[pv->n].ns, sizeof pv->v[0].ns, "%s", ns);
+    snprintf(pv->v[pv->n].key, sizeof pv->v[0].key, "%s", key);
+    pv->v[pv->n++].version = version;
+    return 0;
+}
+
+/* One pending tombstone, as tier_sync() sends it: nothing when the name is
+ * live here again (its put dropped the removal; the mark goes). */
+static int tomb_send(tier *t, remote_conn *c, store *st, const char *ns, const char *key)
+{
+    store_entry e;
+    if (store_lookup(st, ns, key, &e, NULL) == 0)
+        return store_tomb_pending_clear(st, ns, key);
+    return tier_remove(t, c, ns, key);
+}
+
+/* Sends each pending upload, then each pending tombstone, that nobody in
+ * this process is sending, stopping at the first failure. */
+static void catch_up(al_upload *u)
+{
+    tier *t = u->ref->t;
+    pend_vec pv = {0};
+    size_t uploads = 0;
+    if (!tier_has_pending(t))
+        return;
+    int rc = store_pending_list(u->st, collect, &pv);
+    if (!rc) {
+        uploads = pv.n;
+        rc = store_tomb_pending_list(u->st, collect, &pv);
+    }
+    for (size_t i = 0; !rc && i < pv.n; i++) {
+        pend *p = &pv.v[i];
+        if (!al_inflight_take(u->dev, u->ino, p->ns, p->key))
+            continue; /* its writer (or another catch-up) is sending it */
+        rc = i < uploads ? tier_upload(t, u->c, p->ns, p->key, p->version, NULL)
+                         : tomb_send(t, u->c, u->st, p->ns, p->key);
+        if (rc == STORE_EGONE)
+            rc = 0; /* replaced or removed since the listing: its mark went with it */
+        al_inflight_drop(u->dev, u->ino, p->ns, p->key);
+    }
+    free(pv.v);
+}
+
+void al_tier_upload_run(al_upload *u)
+{
+    if (!u->ref)
+        return;
+    u->rc = tier_upload(u->ref->t, u->c, u->ns, u->key, u->version, NULL);
+    if (u->rc == STORE_EGONE)
+        u->rc = 0; /* replaced or removed meanwhile: its own writer's to send */
+    if (u->rc) {
+        const char *m = remote_conn_message(u->c);
+        snprintf(u->msg, sizeof u->msg, "%s", m[0] ? m : tier_strerror(u->rc));
+        return;
+    }
     /* The remote works: send what earlier writes left pending (those that
      * fail stay pending; not this write's error). */
-    if (tier_has_pending((*tp)->t))
-        tier_sync((*tp)->t, (*tp)->c, NULL, NULL, NULL, NULL);
-    return 0;
+    catch_up(u);
+}
+
+int al_tier_upload_end(al_tier *at, al_upload *u)
+{
+    al_tref *r = u->ref;
+    if (!r)
+        return 0;
+    if (r->refs > 1 && r->nidle < IDLE_MAX) /* still in use: keep the connection */
+        r->idle[r->nidle++] = u->c;
+    else
+        remote_conn_free(u->c);
+    u->c = NULL;
+    u->ref = NULL;
+    tref_unref(r);
+    if (at)
+        snprintf(at->msg, sizeof at->msg, "%s", u->rc ? u->msg : "");
+    return u->rc ? AL_EUPLOAD : 0;
 }
 
 int al_tier_after_remove(store *st, al_tier **tp, const char *ns, const char *key)
@@ -114,7 +266,7 @@ int al_tier_after_remove(store *st, al_tier **tp, const char *ns, const char *ke
     int has, rc = al_tier_use(st, tp, &has);
     if (rc || !has)
         return rc;
-    if ((rc = tier_remove((*tp)->t, (*tp)->c, ns, key))) {
+    if ((rc = tier_remove(al_tier_tier(*tp), al_tier_conn(*tp), ns, key))) {
         al_tier_fail(*tp, rc);
         return AL_EREMOTE;
     }
