@@ -20,8 +20,11 @@ DIR/log gets one line per event, in the order they happened:
     open C            connection C accepted
     req C METHOD PATH a request on C (its request line)
     resp C            the first bytes of the response to it
-    close C           C ended (either side)
-The tests count requests per object and overlaps from this log."""
+    close C           C ended (either side; a refused one: logged before
+                      its reset, so before its client can know)
+"req" is logged before the request goes on, "resp" before the response does:
+a client that waits for its answer before its next request never shows two
+of its own requests open at once. The tests count requests per object and overlaps from this log."""
 import os
 import socket
 import sys
@@ -95,8 +98,8 @@ def refuse(conn, cid, hold, log):
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
     except OSError:
         pass
+    log("close", cid)  # before the reset: the client cannot have seen it yet
     conn.close()
-    log("close", cid)
 
 
 def main():
