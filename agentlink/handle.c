@@ -458,6 +458,30 @@ static int lookup_locked(al_store *h, const char *key, al_entry *e)
     return al_err_from_store(rc);
 }
 
+/* al_tier_find() for KEY, whose local answer was RC, called with h->mu
+ * held and returning with it held, but with it let go while the remote is
+ * asked (a borrowed tier: al_tier_borrow()); the store stays open
+ * meanwhile (BUSY). */
+static int find_unlocked(al_store *h, const char *key, int rc, al_entry *e, void **data,
+                         size_t *len)
+{
+    al_tier *b;
+    int r = al_tier_borrow(h->st, &h->tier, &b);
+    if (r)
+        return r;
+    if (!b) /* no remote, or unusable: answered without the network */
+        return al_tier_find(h->st, &h->tier, h->ns, key, rc, e, data, len);
+    store *st = h->st;
+    h->busy++;
+    pthread_mutex_unlock(&h->mu);
+    rc = al_tier_find(st, &b, h->ns, key, rc, e, data, len);
+    pthread_mutex_lock(&h->mu);
+    al_tier_return(h->tier, b);
+    if (--h->busy == 0)
+        pthread_cond_broadcast(&h->idle);
+    return rc;
+}
+
 /* The local answer RC for KEY (E filled), then the remote's when it is
  * not live here (lookup.c): one answer with the mount. */
 static int stat_locked(al_store *h, const char *key, al_entry *e)
@@ -465,7 +489,7 @@ static int stat_locked(al_store *h, const char *key, al_entry *e)
     al_entry tmp;
     int rc = lookup_locked(h, key, e ? e : &tmp);
     if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
-        rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, NULL, NULL);
+        rc = find_unlocked(h, key, rc, e ? e : &tmp, NULL, NULL);
     return rc;
 }
 
@@ -507,7 +531,7 @@ int al_store_get(al_store *h, const char *key, void **data, size_t *len,
         rc = al_err_from_store(rc);
         /* not live here: the remote's object, or its tombstone (lookup.c) */
         if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
-            rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, data, len);
+            rc = find_unlocked(h, key, rc, e ? e : &tmp, data, len);
     }
     pthread_mutex_unlock(&h->mu);
     return rc;

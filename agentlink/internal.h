@@ -113,6 +113,18 @@ void al_tier_upload_run(al_upload *u);
  * pending; al_tier_message() says why). */
 int al_tier_upload_end(al_tier *at, al_upload *u);
 
+/* With the handle's lock held: *OUT a copy of *TP (al_tier_use() done on
+ * ST first) for remote calls made without the lock -- al_tier_find() and
+ * the others of lookup.c take &*OUT as their TP --, sharing its tier,
+ * with a connection of its own. *OUT NULL when there is no usable remote:
+ * then make the call with the lock held (it answers without the network).
+ * 0 or ENOMEM. Give it back with al_tier_return(). */
+int al_tier_borrow(store *st, al_tier **tp, al_tier **out);
+
+/* With the handle's lock held again: gives back what B took and records
+ * its failure's message, if any, as AT's. NULL B is fine. */
+void al_tier_return(al_tier *at, al_tier *b);
+
 /* The in-flight set of a process (inflight.c), per store (DEV, INO of its
  * data file): a writer holds its key from before its commit to after its
  * upload (any number of holds); a catch-up takes a key only when nobody

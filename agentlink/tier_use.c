@@ -35,6 +35,8 @@ struct al_tref {
 struct al_tier {
     char url[STORE_REMOTE_MAX + 1]; /* "" when the store names no remote */
     al_tref *cur;                   /* NULL: none, or it could not be opened */
+    remote_conn *own;               /* a borrowed copy's connection (al_tier_borrow()) */
+    int borrowed;
     char msg[STORE_REMOTE_MAX + 600]; /* why the last remote step failed, "" after a success */
 };
 
@@ -98,6 +100,10 @@ static int tref_open(store *st, al_tref **out, char *m, size_t mcap)
 int al_tier_use(store *st, al_tier **tp, int *has)
 {
     char url[STORE_REMOTE_MAX + 1];
+    if (*tp && (*tp)->borrowed) { /* its lender asked the store just before */
+        *has = 1;
+        return 0;
+    }
     int rc = store_remote_get(st, url, sizeof url);
     *has = 0;
     if (rc)
@@ -123,7 +129,7 @@ int al_tier_use(store *st, al_tier **tp, int *has)
 
 remote_conn *al_tier_conn(al_tier *at)
 {
-    return at->cur->c;
+    return at->own ? at->own : at->cur->c;
 }
 
 tier *al_tier_tier(al_tier *at)
@@ -133,8 +139,28 @@ tier *al_tier_tier(al_tier *at)
 
 void al_tier_fail(al_tier *at, int rc)
 {
-    const char *m = at->cur && at->cur->c ? remote_conn_message(at->cur->c) : "";
+    const char *m = at->cur ? remote_conn_message(al_tier_conn(at)) : "";
     snprintf(at->msg, sizeof at->msg, "%s", m[0] ? m : tier_strerror(rc));
+}
+
+/* A connection of R's for a caller without the handle's lock. */
+static int conn_take(al_tref *r, remote_conn **c)
+{
+    if (r->nidle) {
+        *c = r->idle[--r->nidle];
+        return 0;
+    }
+    return remote_conn_new(c, tier_remote(r->t));
+}
+
+/* Gives C back to R (kept idle while R is in use) and drops a reference. */
+static void conn_give(al_tref *r, remote_conn *c)
+{
+    if (r->refs > 1 && r->nidle < IDLE_MAX)
+        r->idle[r->nidle++] = c;
+    else
+        remote_conn_free(c);
+    tref_unref(r);
 }
 
 int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const char *ns,
@@ -147,9 +173,7 @@ int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const ch
     if (rc || !has)
         return rc;
     al_tref *r = (*tp)->cur;
-    if (r->nidle)
-        u->c = r->idle[--r->nidle];
-    else if ((rc = remote_conn_new(&u->c, tier_remote(r->t))))
+    if ((rc = conn_take(r, &u->c)))
         return rc;
     r->refs++;
     u->ref = r;
@@ -160,6 +184,39 @@ int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const ch
     u->key = key;
     u->version = version;
     return 0;
+}
+
+int al_tier_borrow(store *st, al_tier **tp, al_tier **out)
+{
+    int has, rc = al_tier_use(st, tp, &has);
+    *out = NULL;
+    if (rc == ENOMEM)
+        return ENOMEM;
+    if (rc || !has)
+        return 0; /* answered with the lock held, without the network */
+    al_tier *b = calloc(1, sizeof *b);
+    if (!b)
+        return ENOMEM;
+    if ((rc = conn_take((*tp)->cur, &b->own))) {
+        free(b);
+        return rc;
+    }
+    memcpy(b->url, (*tp)->url, sizeof b->url);
+    b->cur = (*tp)->cur;
+    b->cur->refs++;
+    b->borrowed = 1;
+    *out = b;
+    return 0;
+}
+
+void al_tier_return(al_tier *at, al_tier *b)
+{
+    if (!b)
+        return;
+    conn_give(b->cur, b->own);
+    if (at && b->msg[0]) /* a failure: the handle's message */
+        memcpy(at->msg, b->msg, sizeof at->msg);
+    free(b);
 }
 
 /* ---- the catch-up: what earlier writes left pending ---------------------- */
@@ -200,6 +257,28 @@ static int tomb_send(tier *t, remote_conn *c, store *st, const char *ns, const c
     return tier_remove(t, c, ns, key);
 }
 
+typedef struct still {
+    const pend *p;
+    int tomb;
+} still;
+
+static int is_it(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    still *s = ctx;
+    if (s->tomb)
+        return strcmp(ns, s->p->ns) == 0 && strcmp(key, s->p->key) == 0;
+    return version == s->p->version;
+}
+
+/* 1 when P (an upload, or a tombstone with TOMB) is still marked pending:
+ * the listing is older than the key's hold, and its writer may have sent
+ * it and let it go in between. */
+static int still_pending(store *st, const pend *p, int tomb)
+{
+    still s = {p, tomb};
+    return (tomb ? store_tomb_pending_list(st, is_it, &s) : store_pending_list(st, is_it, &s)) == 1;
+}
+
 /* Sends each pending upload, then each pending tombstone, that nobody in
  * this process is sending, stopping at the first failure. */
 static void catch_up(al_upload *u)
@@ -218,8 +297,11 @@ static void catch_up(al_upload *u)
         pend *p = &pv.v[i];
         if (!al_inflight_take(u->dev, u->ino, p->ns, p->key))
             continue; /* its writer (or another catch-up) is sending it */
-        rc = i < uploads ? tier_upload(t, u->c, p->ns, p->key, p->version, NULL)
-                         : tomb_send(t, u->c, u->st, p->ns, p->key);
+        if (!still_pending(u->st, p, i >= uploads))
+            rc = 0; /* sent since the listing */
+        else
+            rc = i < uploads ? tier_upload(t, u->c, p->ns, p->key, p->version, NULL)
+                             : tomb_send(t, u->c, u->st, p->ns, p->key);
         if (rc == STORE_EGONE)
             rc = 0; /* replaced or removed since the listing: its mark went with it */
         al_inflight_drop(u->dev, u->ino, p->ns, p->key);
@@ -249,13 +331,9 @@ int al_tier_upload_end(al_tier *at, al_upload *u)
     al_tref *r = u->ref;
     if (!r)
         return 0;
-    if (r->refs > 1 && r->nidle < IDLE_MAX) /* still in use: keep the connection */
-        r->idle[r->nidle++] = u->c;
-    else
-        remote_conn_free(u->c);
+    conn_give(r, u->c);
     u->c = NULL;
     u->ref = NULL;
-    tref_unref(r);
     if (at)
         snprintf(at->msg, sizeof at->msg, "%s", u->rc ? u->msg : "");
     return u->rc ? AL_EUPLOAD : 0;

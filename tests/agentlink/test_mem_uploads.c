@@ -5,7 +5,8 @@
  * inside their PUTs at the same time (a hook holds the first PUT until a
  * second one arrives), every version is PUT exactly once (no catch-up
  * sends what a writer is sending), and with every PUT failing each write
- * fails alone with its own attempts. Counts, never durations. */
+ * fails alone with its own attempts; a read of a result only the remote
+ * holds does not wait for an upload. Counts, never durations. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -188,6 +189,83 @@ static void failed_uploads_should_fail_each_write_alone(void **state)
     al_store_close(h);
 }
 
+/* A read of a result only the remote holds, while a PUT is inside: the
+ * PUT's hook waits for the read's GET, which must not wait for the PUT. */
+static unsigned puts_inside, gets_seen, get_saw_put;
+
+static int held_put(void *arg, remote_mem_op op, const char *name)
+{
+    (void)arg;
+    (void)op;
+    (void)name;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += WAIT_S;
+    pthread_mutex_lock(&mu);
+    puts_inside++;
+    while (!gets_seen && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
+        ;
+    puts_inside--;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+static int seen_get(void *arg, remote_mem_op op, const char *name)
+{
+    (void)arg;
+    (void)op;
+    (void)name;
+    pthread_mutex_lock(&mu);
+    gets_seen++;
+    if (puts_inside)
+        get_saw_put = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+static void *one_put(void *arg)
+{
+    return (void *)(intptr_t)al_store_put(arg, "w", "written", 7, NULL, NULL, NULL);
+}
+
+static void reads_should_not_wait_for_an_upload(void **state)
+{
+    struct fx *f = *state;
+    al_store *h;
+    pthread_t t;
+    void *prc;
+    void *data;
+    size_t len;
+    remote_mem_fault put = {.op = REMOTE_MEM_PUT, .hook = held_put};
+    remote_mem_fault get = {.op = REMOTE_MEM_GET, .hook = seen_get};
+    remote_mem_fault head = {.op = REMOTE_MEM_HEAD, .hook = seen_get};
+    puts_inside = gets_seen = get_saw_put = 0;
+    assert_int_equal(remote_mem_put(f->m, "p/default/other", "theirs", 6, NULL, 0), 0);
+    assert_int_equal(remote_mem_fault_add(f->m, &put), 0);
+    assert_int_equal(remote_mem_fault_add(f->m, &get), 0);
+    assert_int_equal(remote_mem_fault_add(f->m, &head), 0);
+    assert_int_equal(al_store_open(&h, f->base, NULL, NULL, NULL), 0);
+    assert_int_equal(pthread_create(&t, NULL, one_put, h), 0);
+    for (;;) { /* until the PUT is inside (a wait; the test's bound is the hook's) */
+        pthread_mutex_lock(&mu);
+        unsigned in = puts_inside;
+        pthread_mutex_unlock(&mu);
+        if (in)
+            break;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_int_equal(al_store_get(h, "other", &data, &len, NULL), 0);
+    assert_int_equal(len, 6);
+    assert_memory_equal(data, "theirs", 6);
+    free(data);
+    pthread_join(t, &prc);
+    assert_int_equal((int)(intptr_t)prc, 0);
+    assert_int_equal(get_saw_put, 1); /* the read went while the PUT was inside */
+    al_store_close(h);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -195,6 +273,7 @@ int main(void)
         T(threads_on_one_handle_should_upload_at_once_and_each_once),
         T(handles_of_one_process_should_send_each_version_once),
         T(failed_uploads_should_fail_each_write_alone),
+        T(reads_should_not_wait_for_an_upload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
