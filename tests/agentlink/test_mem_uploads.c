@@ -53,7 +53,7 @@ static int put_hook(void *arg, remote_mem_op op, const char *name)
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += WAIT_S;
-        while (inside < 2 && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
+        while (most < 2 && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
             ;
     }
     inside--;
