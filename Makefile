@@ -153,6 +153,13 @@ $(B)/tests/store/%: tests/store/%.c $(B)/libstore.a $(B)/libcommon.a
 $(B)/tests/common/%: tests/common/%.c $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcommon.a -lcmocka -lcjson
+# The library's tests over the in-memory remote (test_mem_*): no server, so
+# they run under ThreadSanitizer too.
+$(B)/tests/agentlink/test_mem_%: tests/agentlink/test_mem_%.c $(B)/libal.a $(B)/libtier.a \
+  $(B)/libremote_mem.a $(B)/libstore.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libal.a $(B)/libtier.a $(B)/libremote_mem.a \
+	  $(B)/libstore.a $(B)/libcommon.a -lcmocka $(REQ_LIBS_AL)
 $(B)/tests/agentlink/%: tests/agentlink/%.c $(AL_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(AL_LINK) \
@@ -246,7 +253,8 @@ test-asan: deps
 # the wake-up's threads): those tests only, in their own build dir, and run
 # by the filter that matches what that dir holds.
 TSAN := -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := tests/store/test_threads tests/agentlink/test_threads tests/store/test_wake
+TSAN_TESTS := tests/store/test_threads tests/agentlink/test_threads tests/agentlink/test_mem_uploads \
+  tests/store/test_wake
 test-tsan: deps
 	$(MAKE) B=build-tsan CFLAGS="-O1 -g $(TSAN)" LDFLAGS="$(TSAN)" \
 	  build-tsan/libagentlink.so $(TSAN_TESTS:%=build-tsan/%)

@@ -9,7 +9,13 @@
  * child of fork() the parent's store is let go (store_close() leaves the
  * parent's environment alone there) and the store opened again, so a handle
  * made before a fork (a Python module-level store, a worker pool) works in
- * the child. */
+ * the child.
+ *
+ * Uploads run without the handle's lock (tier_use.c): a write commits with
+ * it held, lets it go for the upload, and takes it again to record the
+ * outcome; BUSY counts those uploads. The store (which the tier reads the
+ * bytes from) is closed only when none runs: a replaced data file waits
+ * for them (IDLE). */
 #include "agentlink/internal.h"
 #include "common/array.h"
 #include "common/buf.h"
@@ -35,6 +41,8 @@ struct al_store {
     ino_t ino;
     pid_t pid;      /* the process ST was opened in */
     al_tier *tier;  /* the remote tier (tier_use.c), NULL until a write asks */
+    unsigned busy;  /* uploads running without MU, on ST and TIER */
+    pthread_cond_t idle; /* signalled when BUSY drops to 0 */
 };
 
 static char *join(const char *a, const char *b)
@@ -76,6 +84,7 @@ static int attach(al_store *h, int create)
     int why = have ? 0 : errno;
     int rc;
 
+again:
     if (h->st && h->pid != getpid()) {
         /* A fork: the tier's connections are the parent's too (a TLS
          * session it may be using); the child leaves them, and makes its
@@ -84,8 +93,18 @@ static int attach(al_store *h, int create)
         h->st = NULL;
         al_tier_forget(h->tier);
         h->tier = NULL;
+        h->busy = 0; /* the threads uploading were the parent's */
     }
     if (h->st && (!have || sb.st_dev != h->dev || sb.st_ino != h->ino)) {
+        if (h->busy) { /* uploads read from it: close it after them */
+            pthread_cond_wait(&h->idle, &h->mu);
+            have = stat(h->datafile, &sb) == 0;
+            why = have ? 0 : errno;
+            goto again;
+        }
+        /* The tier reads through this store: it goes with it. */
+        al_tier_free(h->tier);
+        h->tier = NULL;
         store_close(h->st);
         h->st = NULL;
     }
@@ -153,6 +172,7 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
     if (!h)
         goto done;
     pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->idle, NULL);
     h->verify = full ? STORE_VERIFY : 0;
     if (!(h->dir = strdup(common_settings_store(&set))) || !(h->ns = strdup(set.ns)) ||
         !(h->mount = strdup(set.mount)))
@@ -190,6 +210,7 @@ void al_store_close(al_store *h)
         al_tier_forget(h->tier);
     store_close(h->st);
     pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->idle);
     free(h->dir);
     free(h->path);
     free(h->ns);
@@ -281,10 +302,12 @@ static void entry_from_tomb(al_entry *e, const store_tomb *t)
 /* Writes with h->mu held. ORIG is the length of the value DATA was kept
  * from (LEN when DATA is the whole value; more when a cutter cut it).
  * *CUT gets the cut copy when the value was cut here (yours), else NULL:
- * the stored bytes are *CUT or DATA. */
+ * the stored bytes are *CUT or DATA. On 0 or AL_EUPLOAD, *U is what
+ * put_upload() sends (U->ref NULL: nothing) and KEY is held in flight
+ * (*HELD 1: drop it after). */
 static int put_locked(al_store *h, const char *key, const void *data, size_t len,
                       uint64_t orig, const char *tool, al_entry *e, void **cut,
-                      size_t *stored_len)
+                      size_t *stored_len, al_upload *u, int *held)
 {
     store_limits lim;
     store_entry se;
@@ -293,8 +316,15 @@ static int put_locked(al_store *h, const char *key, const void *data, size_t len
 
     *cut = NULL;
     *stored_len = len;
+    *held = 0;
+    u->ref = NULL;
     if ((rc = attach(h, 1)))
         return rc;
+    /* In flight from before the commit: a catch-up of another writer must
+     * not send this version while we do (inflight.c). */
+    if ((rc = al_inflight_hold(h->dev, h->ino, h->ns, key)))
+        return rc;
+    *held = 1;
 again:
     if ((rc = store_limits_get(h->st, &lim)))
         return al_err_from_store(rc);
@@ -314,7 +344,36 @@ again:
     entry_from(e, &se);
     /* On a store with a remote: there too before returning (AL_EUPLOAD:
      * stored here and pending, everything else as for a success). */
-    return al_tier_after_put(h->st, &h->tier, h->ns, key, se.version);
+    rc = al_tier_upload_begin(h->st, &h->tier, h->dev, h->ino, h->ns, key, se.version, u);
+    if (rc == 0 && u->ref)
+        h->busy++;
+    return rc;
+}
+
+/* put_locked() with the lock taken for it, then the upload without the
+ * lock, then the outcome recorded with it again. */
+static int put_upload(al_store *h, const char *key, const void *data, size_t len,
+                      uint64_t orig, const char *tool, al_entry *e, void **cut,
+                      size_t *stored_len)
+{
+    al_upload u;
+    int held;
+    pthread_mutex_lock(&h->mu);
+    int rc = put_locked(h, key, data, len, orig, tool, e, cut, stored_len, &u, &held);
+    dev_t dev = h->dev;
+    ino_t ino = h->ino;
+    pthread_mutex_unlock(&h->mu);
+    if (u.ref) {
+        al_tier_upload_run(&u);
+        pthread_mutex_lock(&h->mu);
+        rc = al_tier_upload_end(h->tier, &u);
+        if (--h->busy == 0)
+            pthread_cond_broadcast(&h->idle);
+        pthread_mutex_unlock(&h->mu);
+    }
+    if (held)
+        al_inflight_drop(dev, ino, h->ns, key);
+    return rc;
 }
 
 int al_store_put(al_store *h, const char *key, const void *data, size_t len,
@@ -334,9 +393,7 @@ int al_store_put(al_store *h, const char *key, const void *data, size_t len,
         return rc;
     if (path && (rc = al_store_path_of(h, key, path)))
         return rc;
-    pthread_mutex_lock(&h->mu);
-    rc = put_locked(h, key, data ? data : "", len, (uint64_t)len, tool, e, &cut, &stored);
-    pthread_mutex_unlock(&h->mu);
+    rc = put_upload(h, key, data ? data : "", len, (uint64_t)len, tool, e, &cut, &stored);
     free(cut);
     if (rc && rc != AL_EUPLOAD && path) {
         free(*path);
@@ -377,9 +434,7 @@ int al_store_put_cutter(al_store *h, const char *key, al_cutter *c,
         return rc;
     if (path && (rc = al_store_path_of(h, key, path)))
         return rc;
-    pthread_mutex_lock(&h->mu);
-    rc = put_locked(h, key, kept, len, al_cutter_total(c), tool, e, &cut, &stored);
-    pthread_mutex_unlock(&h->mu);
+    rc = put_upload(h, key, kept, len, al_cutter_total(c), tool, e, &cut, &stored);
     free(cut);
     if (rc && rc != AL_EUPLOAD && path) {
         free(*path);
@@ -403,6 +458,30 @@ static int lookup_locked(al_store *h, const char *key, al_entry *e)
     return al_err_from_store(rc);
 }
 
+/* al_tier_find() for KEY, whose local answer was RC, called with h->mu
+ * held and returning with it held, but with it let go while the remote is
+ * asked (a borrowed tier: al_tier_borrow()); the store stays open
+ * meanwhile (BUSY). */
+static int find_unlocked(al_store *h, const char *key, int rc, al_entry *e, void **data,
+                         size_t *len)
+{
+    al_tier *b;
+    int r = al_tier_borrow(h->st, &h->tier, &b);
+    if (r)
+        return r;
+    if (!b) /* no remote, or unusable: answered without the network */
+        return al_tier_find(h->st, &h->tier, h->ns, key, rc, e, data, len);
+    store *st = h->st;
+    h->busy++;
+    pthread_mutex_unlock(&h->mu);
+    rc = al_tier_find(st, &b, h->ns, key, rc, e, data, len);
+    pthread_mutex_lock(&h->mu);
+    al_tier_return(h->tier, b);
+    if (--h->busy == 0)
+        pthread_cond_broadcast(&h->idle);
+    return rc;
+}
+
 /* The local answer RC for KEY (E filled), then the remote's when it is
  * not live here (lookup.c): one answer with the mount. */
 static int stat_locked(al_store *h, const char *key, al_entry *e)
@@ -410,7 +489,7 @@ static int stat_locked(al_store *h, const char *key, al_entry *e)
     al_entry tmp;
     int rc = lookup_locked(h, key, e ? e : &tmp);
     if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
-        rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, NULL, NULL);
+        rc = find_unlocked(h, key, rc, e ? e : &tmp, NULL, NULL);
     return rc;
 }
 
@@ -452,7 +531,7 @@ int al_store_get(al_store *h, const char *key, void **data, size_t *len,
         rc = al_err_from_store(rc);
         /* not live here: the remote's object, or its tombstone (lookup.c) */
         if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
-            rc = al_tier_find(h->st, &h->tier, h->ns, key, rc, e ? e : &tmp, data, len);
+            rc = find_unlocked(h, key, rc, e ? e : &tmp, data, len);
     }
     pthread_mutex_unlock(&h->mu);
     return rc;
@@ -818,9 +897,7 @@ static int offload_store(al_store *h, const al_policy *pol, const char *tool,
     size_t stored;
     int rc;
 
-    pthread_mutex_lock(&h->mu);
-    rc = put_locked(h, key, data, len, orig, tool, &e, &cut, &stored);
-    pthread_mutex_unlock(&h->mu);
+    rc = put_upload(h, key, data, len, orig, tool, &e, &cut, &stored);
     if (rc && rc != AL_EUPLOAD)
         return rc;
     al_policy_preview(pol, &pv);

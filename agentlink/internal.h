@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -65,10 +66,74 @@ typedef struct al_tier al_tier;
  * errors; ENOMEM. */
 int al_tier_use(store *st, al_tier **tp, int *has);
 
-/* After a write committed VERSION of (NS, KEY) in ST: uploads it when ST
- * names a remote (then sends what is pending too). 0, or AL_EUPLOAD (the
- * result stays here, pending; al_tier_message() says why). */
-int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, uint64_t version);
+/* ---- uploads without the handle's lock (tier_use.c, inflight.c) ---------
+ * A write commits with the handle's lock held, then uploads without it, so
+ * threads on one handle (and handles in one process) upload at the same
+ * time: al_tier_upload_begin() under the lock takes what the upload needs
+ * (a reference on the tier, a connection of its own), al_tier_upload_run()
+ * sends without the lock, al_tier_upload_end() under the lock again gives
+ * them back and records the outcome. The store stays open meanwhile: the
+ * handle closes it only when no upload runs (handle.c). The version's
+ * pending mark is cleared by version (tier_upload()): a result replaced
+ * or removed meanwhile is never marked uploaded for the wrong bytes. */
+typedef struct al_tref al_tref;
+typedef struct al_upload {
+    al_tref *ref;            /* NULL: nothing to send (no remote) */
+    struct remote_conn *c;   /* this upload's own connection */
+    store *st;
+    dev_t dev;               /* the store's data file: the in-flight set's */
+    ino_t ino;
+    const char *ns, *key;    /* the caller's, valid until al_tier_upload_end() */
+    uint64_t version;
+    int rc;                  /* al_tier_upload_run()'s outcome */
+    char msg[STORE_REMOTE_MAX + 600];
+} al_upload;
+
+/* With the handle's lock held, after a write committed VERSION of (NS, KEY)
+ * in ST (whose data file is DEV, INO): fills *U for al_tier_upload_run().
+ * No remote: 0 and U->ref NULL (run and end then do nothing). Returns 0;
+ * AL_EUPLOAD when the remote's configuration is unusable (the result
+ * stays pending; al_tier_message() says why); store errors; ENOMEM. NS and
+ * KEY must stay valid until al_tier_upload_end(). */
+int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const char *ns,
+                         const char *key, uint64_t version, al_upload *u);
+
+/* Without the handle's lock: uploads U's version (tier_upload()), then,
+ * when that worked, sends what earlier writes left pending and nobody in
+ * this process is sending now (the in-flight set), stopping at the first
+ * failure (those stay pending: not this write's error). U->rc gets 0 or
+ * the upload's error; never fails otherwise. */
+void al_tier_upload_run(al_upload *u);
+
+/* With the handle's lock held again: gives back what U took (the
+ * connection to the tier's idle ones, the reference, released with the
+ * tier when the remote was changed meanwhile) and records the outcome as
+ * the handle's message. Returns 0 (sent, or replaced/removed meanwhile:
+ * its own writer's to send) or AL_EUPLOAD (the result stays here,
+ * pending; al_tier_message() says why). */
+int al_tier_upload_end(al_tier *at, al_upload *u);
+
+/* With the handle's lock held: *OUT a copy of *TP (al_tier_use() done on
+ * ST first) for remote calls made without the lock -- al_tier_find() and
+ * the others of lookup.c take &*OUT as their TP --, sharing its tier,
+ * with a connection of its own. *OUT NULL when there is no usable remote:
+ * then make the call with the lock held (it answers without the network).
+ * 0 or ENOMEM. Give it back with al_tier_return(). */
+int al_tier_borrow(store *st, al_tier **tp, al_tier **out);
+
+/* With the handle's lock held again: gives back what B took and records
+ * its failure's message, if any, as AT's. NULL B is fine. */
+void al_tier_return(al_tier *at, al_tier *b);
+
+/* The in-flight set of a process (inflight.c), per store (DEV, INO of its
+ * data file): a writer holds its key from before its commit to after its
+ * upload (any number of holds); a catch-up takes a key only when nobody
+ * holds it. al_inflight_hold: 0 or ENOMEM. al_inflight_take: 1 when taken
+ * (drop it after), 0 when in flight or without memory. al_inflight_drop:
+ * releases one hold (cannot fail). */
+int al_inflight_hold(dev_t dev, ino_t ino, const char *ns, const char *key);
+int al_inflight_take(dev_t dev, ino_t ino, const char *ns, const char *key);
+void al_inflight_drop(dev_t dev, ino_t ino, const char *ns, const char *key);
 
 /* After (NS, KEY) was removed from ST: its tombstone on the remote. 0, or
  * AL_EREMOTE (al_tier_message() says why). */

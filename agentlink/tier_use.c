@@ -1,9 +1,17 @@
 /* tier_use.c -- the library's use of the remote tier (tier/): after a write
  * commits, the result goes to the store's remote; after a removal, a
  * tombstone. A handle keeps one al_tier: the tier of the URL the store
- * named when last asked, one connection, and the last failure's message.
+ * named when last asked, its connections, and the last failure's message.
  * The store's URL is read at every write (one short read transaction), so
- * a handle follows init --remote made by another process. */
+ * a handle follows init --remote made by another process.
+ *
+ * Uploads run without the handle's lock (internal.h): each takes a
+ * reference on the tier it started with (al_tref) and a connection of its
+ * own (a remote_conn belongs to one thread at a time), kept idle after for
+ * the next upload. A remote changed meanwhile retires the old tier; the
+ * last upload using it closes it. Every field here is touched with the
+ * handle's lock held; only al_tier_upload_run() runs without it, on what
+ * its al_upload holds. */
 #include "agentlink/internal.h"
 #include "tier/tier.h"
 
@@ -12,24 +20,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Connections kept idle per tier for uploads (more are made when more
+ * uploads run at once, and freed after). */
+#define IDLE_MAX 16
+
+struct al_tref {
+    tier *t;
+    remote_conn *c;                /* for calls made with the handle's lock held */
+    remote_conn *idle[IDLE_MAX];   /* for uploads, each taken by one */
+    unsigned nidle;
+    unsigned refs;                 /* the al_tier's (while current), one per upload */
+};
+
 struct al_tier {
     char url[STORE_REMOTE_MAX + 1]; /* "" when the store names no remote */
-    tier *t;                        /* NULL: none, or it could not be opened */
-    remote_conn *c;
+    al_tref *cur;                   /* NULL: none, or it could not be opened */
+    remote_conn *own;               /* a borrowed copy's connection (al_tier_borrow()) */
+    int borrowed;
     char msg[STORE_REMOTE_MAX + 600]; /* why the last remote step failed, "" after a success */
 };
+
+static void tref_free(al_tref *r)
+{
+    for (unsigned i = 0; i < r->nidle; i++)
+        remote_conn_free(r->idle[i]);
+    remote_conn_free(r->c);
+    tier_close(r->t);
+    free(r);
+}
+
+static void tref_unref(al_tref *r)
+{
+    if (r && --r->refs == 0)
+        tref_free(r);
+}
 
 void al_tier_free(al_tier *at)
 {
     if (!at)
         return;
-    remote_conn_free(at->c);
-    tier_close(at->t);
+    tref_unref(at->cur);
     free(at);
 }
 
 void al_tier_forget(al_tier *at)
 {
+    /* A fork's child: the connections and the tier are the parent's too. */
+    if (at)
+        free(at->cur);
     free(at);
 }
 
@@ -38,9 +76,34 @@ const char *al_tier_message(const al_tier *at)
     return at ? at->msg : "";
 }
 
+/* Opens the tier of ST's remote URL into a new reference. 0, or the
+ * error with *MSG filled. */
+static int tref_open(store *st, al_tref **out, char *m, size_t mcap)
+{
+    al_tref *r = calloc(1, sizeof *r);
+    int rc;
+    m[0] = '\0';
+    if (!r)
+        return ENOMEM;
+    if ((rc = tier_open(&r->t, st, NULL, m, mcap)) == 0)
+        rc = remote_conn_new(&r->c, tier_remote(r->t));
+    if (rc) {
+        tier_close(r->t);
+        free(r);
+        return rc;
+    }
+    r->refs = 1;
+    *out = r;
+    return 0;
+}
+
 int al_tier_use(store *st, al_tier **tp, int *has)
 {
     char url[STORE_REMOTE_MAX + 1];
+    if (*tp && (*tp)->borrowed) { /* its lender asked the store just before */
+        *has = 1;
+        return 0;
+    }
     int rc = store_remote_get(st, url, sizeof url);
     *has = 0;
     if (rc)
@@ -48,20 +111,13 @@ int al_tier_use(store *st, al_tier **tp, int *has)
     if (!*tp && !(*tp = calloc(1, sizeof **tp)))
         return ENOMEM;
     al_tier *at = *tp;
-    if (strcmp(url, at->url) != 0 || (url[0] && !at->t)) {
-        remote_conn_free(at->c);
-        tier_close(at->t);
-        at->c = NULL;
-        at->t = NULL;
+    if (strcmp(url, at->url) != 0 || (url[0] && !at->cur)) {
+        tref_unref(at->cur); /* uploads still using it keep it until they end */
+        at->cur = NULL;
         snprintf(at->url, sizeof at->url, "%s", url);
         if (url[0]) {
             char m[512];
-            rc = tier_open(&at->t, st, NULL, m, sizeof m);
-            if (!rc && (rc = remote_conn_new(&at->c, tier_remote(at->t))) != 0) {
-                tier_close(at->t);
-                at->t = NULL;
-            }
-            if (rc) {
+            if ((rc = tref_open(st, &at->cur, m, sizeof m))) {
                 snprintf(at->msg, sizeof at->msg, "remote %s: %s", url, m[0] ? m : tier_strerror(rc));
                 return AL_EREMOTE;
             }
@@ -73,40 +129,214 @@ int al_tier_use(store *st, al_tier **tp, int *has)
 
 remote_conn *al_tier_conn(al_tier *at)
 {
-    return at->c;
+    return at->own ? at->own : at->cur->c;
 }
 
 tier *al_tier_tier(al_tier *at)
 {
-    return at->t;
+    return at->cur->t;
 }
 
 void al_tier_fail(al_tier *at, int rc)
 {
-    const char *m = at->c ? remote_conn_message(at->c) : "";
+    const char *m = at->cur ? remote_conn_message(al_tier_conn(at)) : "";
     snprintf(at->msg, sizeof at->msg, "%s", m[0] ? m : tier_strerror(rc));
 }
 
-int al_tier_after_put(store *st, al_tier **tp, const char *ns, const char *key, uint64_t version)
+/* A connection of R's for a caller without the handle's lock. */
+static int conn_take(al_tref *r, remote_conn **c)
 {
+    if (r->nidle) {
+        *c = r->idle[--r->nidle];
+        return 0;
+    }
+    return remote_conn_new(c, tier_remote(r->t));
+}
+
+/* Gives C back to R (kept idle while R is in use) and drops a reference. */
+static void conn_give(al_tref *r, remote_conn *c)
+{
+    if (r->refs > 1 && r->nidle < IDLE_MAX)
+        r->idle[r->nidle++] = c;
+    else
+        remote_conn_free(c);
+    tref_unref(r);
+}
+
+int al_tier_upload_begin(store *st, al_tier **tp, dev_t dev, ino_t ino, const char *ns,
+                         const char *key, uint64_t version, al_upload *u)
+{
+    memset(u, 0, sizeof *u);
     int has, rc = al_tier_use(st, tp, &has);
     if (rc == AL_EREMOTE)
         return AL_EUPLOAD; /* stored here, marked pending; the remote unusable */
     if (rc || !has)
         return rc;
-    rc = tier_upload((*tp)->t, (*tp)->c, ns, key, version, NULL);
-    if (rc == STORE_EGONE)
-        return 0; /* replaced or removed meanwhile: its own writer's to send */
-    if (rc) {
-        al_tier_fail(*tp, rc);
-        return AL_EUPLOAD;
+    al_tref *r = (*tp)->cur;
+    if ((rc = conn_take(r, &u->c)))
+        return rc;
+    r->refs++;
+    u->ref = r;
+    u->st = st;
+    u->dev = dev;
+    u->ino = ino;
+    u->ns = ns;
+    u->key = key;
+    u->version = version;
+    return 0;
+}
+
+int al_tier_borrow(store *st, al_tier **tp, al_tier **out)
+{
+    int has, rc = al_tier_use(st, tp, &has);
+    *out = NULL;
+    if (rc == ENOMEM)
+        return ENOMEM;
+    if (rc || !has)
+        return 0; /* answered with the lock held, without the network */
+    al_tier *b = calloc(1, sizeof *b);
+    if (!b)
+        return ENOMEM;
+    if ((rc = conn_take((*tp)->cur, &b->own))) {
+        free(b);
+        return rc;
     }
-    (*tp)->msg[0] = '\0';
+    memcpy(b->url, (*tp)->url, sizeof b->url);
+    b->cur = (*tp)->cur;
+    b->cur->refs++;
+    b->borrowed = 1;
+    *out = b;
+    return 0;
+}
+
+void al_tier_return(al_tier *at, al_tier *b)
+{
+    if (!b)
+        return;
+    conn_give(b->cur, b->own);
+    if (at && b->msg[0]) /* a failure: the handle's message */
+        memcpy(at->msg, b->msg, sizeof at->msg);
+    free(b);
+}
+
+/* ---- the catch-up: what earlier writes left pending ---------------------- */
+typedef struct pend {
+    char ns[STORE_NAME_MAX + 1], key[STORE_NAME_MAX + 1];
+    uint64_t version;
+} pend;
+
+typedef struct pend_vec {
+    pend *v;
+    size_t n, cap;
+} pend_vec;
+
+static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    pend_vec *pv = ctx;
+    if (pv->n == pv->cap) {
+        size_t cap = pv->cap ? 2 * pv->cap : 16;
+        pend *v = realloc(pv->v, cap * sizeof *v);
+        if (!v)
+            return ENOMEM;
+        pv->v = v;
+        pv->cap = cap;
+    }
+    snprintf(pv->v[pv->n].ns, sizeof pv->v[0].ns, "%s", ns);
+    snprintf(pv->v[pv->n].key, sizeof pv->v[0].key, "%s", key);
+    pv->v[pv->n++].version = version;
+    return 0;
+}
+
+/* One pending tombstone, as tier_sync() sends it: nothing when the name is
+ * live here again (its put dropped the removal; the mark goes). */
+static int tomb_send(tier *t, remote_conn *c, store *st, const char *ns, const char *key)
+{
+    store_entry e;
+    if (store_lookup(st, ns, key, &e, NULL) == 0)
+        return store_tomb_pending_clear(st, ns, key);
+    return tier_remove(t, c, ns, key);
+}
+
+typedef struct still {
+    const pend *p;
+    int tomb;
+} still;
+
+static int is_it(const char *ns, const char *key, uint64_t version, void *ctx)
+{
+    still *s = ctx;
+    if (s->tomb)
+        return strcmp(ns, s->p->ns) == 0 && strcmp(key, s->p->key) == 0;
+    return version == s->p->version;
+}
+
+/* 1 when P (an upload, or a tombstone with TOMB) is still marked pending:
+ * the listing is older than the key's hold, and its writer may have sent
+ * it and let it go in between. */
+static int still_pending(store *st, const pend *p, int tomb)
+{
+    still s = {p, tomb};
+    return (tomb ? store_tomb_pending_list(st, is_it, &s) : store_pending_list(st, is_it, &s)) == 1;
+}
+
+/* Sends each pending upload, then each pending tombstone, that nobody in
+ * this process is sending, stopping at the first failure. */
+static void catch_up(al_upload *u)
+{
+    tier *t = u->ref->t;
+    pend_vec pv = {0};
+    size_t uploads = 0;
+    if (!tier_has_pending(t))
+        return;
+    int rc = store_pending_list(u->st, collect, &pv);
+    if (!rc) {
+        uploads = pv.n;
+        rc = store_tomb_pending_list(u->st, collect, &pv);
+    }
+    for (size_t i = 0; !rc && i < pv.n; i++) {
+        pend *p = &pv.v[i];
+        if (!al_inflight_take(u->dev, u->ino, p->ns, p->key))
+            continue; /* its writer (or another catch-up) is sending it */
+        if (!still_pending(u->st, p, i >= uploads))
+            rc = 0; /* sent since the listing */
+        else
+            rc = i < uploads ? tier_upload(t, u->c, p->ns, p->key, p->version, NULL)
+                             : tomb_send(t, u->c, u->st, p->ns, p->key);
+        if (rc == STORE_EGONE)
+            rc = 0; /* replaced or removed since the listing: its mark went with it */
+        al_inflight_drop(u->dev, u->ino, p->ns, p->key);
+    }
+    free(pv.v);
+}
+
+void al_tier_upload_run(al_upload *u)
+{
+    if (!u->ref)
+        return;
+    u->rc = tier_upload(u->ref->t, u->c, u->ns, u->key, u->version, NULL);
+    if (u->rc == STORE_EGONE)
+        u->rc = 0; /* replaced or removed meanwhile: its own writer's to send */
+    if (u->rc) {
+        const char *m = remote_conn_message(u->c);
+        snprintf(u->msg, sizeof u->msg, "%s", m[0] ? m : tier_strerror(u->rc));
+        return;
+    }
     /* The remote works: send what earlier writes left pending (those that
      * fail stay pending; not this write's error). */
-    if (tier_has_pending((*tp)->t))
-        tier_sync((*tp)->t, (*tp)->c, NULL, NULL, NULL, NULL);
-    return 0;
+    catch_up(u);
+}
+
+int al_tier_upload_end(al_tier *at, al_upload *u)
+{
+    al_tref *r = u->ref;
+    if (!r)
+        return 0;
+    conn_give(r, u->c);
+    u->c = NULL;
+    u->ref = NULL;
+    if (at)
+        snprintf(at->msg, sizeof at->msg, "%s", u->rc ? u->msg : "");
+    return u->rc ? AL_EUPLOAD : 0;
 }
 
 int al_tier_after_remove(store *st, al_tier **tp, const char *ns, const char *key)
@@ -114,7 +344,7 @@ int al_tier_after_remove(store *st, al_tier **tp, const char *ns, const char *ke
     int has, rc = al_tier_use(st, tp, &has);
     if (rc || !has)
         return rc;
-    if ((rc = tier_remove((*tp)->t, (*tp)->c, ns, key))) {
+    if ((rc = tier_remove(al_tier_tier(*tp), al_tier_conn(*tp), ns, key))) {
         al_tier_fail(*tp, rc);
         return AL_EREMOTE;
     }

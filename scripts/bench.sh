@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote"
+#   BENCH_CASES="start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote uploads"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 #   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
@@ -24,7 +24,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote}
+CASES=${BENCH_CASES:-start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote uploads}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 RT=${BENCH_RT:+chrt -f 10}
@@ -527,6 +527,17 @@ case_remote() {
     local out w v b m
     if ! out=$(scripts/bench_remote.sh); then
         metric "remote tier benchmark" "failed (its error is above)" - "**no**"; return 0
+    fi
+    while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
+}
+
+# ---- uploads in parallel -------------------------------------------------------
+# scripts/bench_uploads.sh: a radosgw of its own behind a relay adding 50 ms a
+# request; 8 Python threads on one handle, and 8 handles, against 1 thread.
+case_uploads() {
+    local out w v b m
+    if ! out=$(scripts/bench_uploads.sh); then
+        metric "uploads benchmark" "failed (its error is above)" - "**no**"; return 0
     fi
     while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
 }
