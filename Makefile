@@ -166,38 +166,39 @@ $(B)/tests/mcp/%: tests/mcp/%.c $(B)/libmcp.a $(AL_LINK)
 	  $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka $(REQ_LIBS_AL)
 # The daemon's parts that run without a mount (fs/decode.c), over the store.
 FS_UNIT_OBJ := $(B)/obj/fs/decode.o
-$(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a
+$(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a -lcmocka \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_UNIT_OBJ) $(B)/libstore.a $(B)/libcommon.a -lcmocka \
 	  -lfuse3 $(REQ_LIBS_STORE)
 # The daemon's remote read path (lookups, windows, listings) without FUSE
 # or Ceph: its objects over the tier and the in-memory remote; a test
 # wraps the fuse_reply_* calls it answers with (its "WRAP:" line).
 FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o listing.o lookup.o window.o)
 $(B)/tests/fs/test_remote_%: tests/fs/test_remote_%.c $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
-  $(B)/libstore.a
+  $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
-	  $(B)/libstore.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
+	  $(B)/libstore.a $(B)/libcommon.a $$(sed -n 's|^/\* WRAP: \(.*\) \*/|\1|p' $<) -lcmocka -lfuse3 -lpthread $(REQ_LIBS_STORE)
 # The remote tests run against a real radosgw (tests/run.sh starts one).
 $(B)/tests/remote/%: tests/remote/%.c $(B)/libremote.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libremote.a -lcmocka $(REQ_LIBS_REMOTE)
-$(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+$(B)/tests/tier/%: tests/tier/%.c $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a \
 	  -lcmocka $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # The tier's unit tests (test_mem_*) run over the in-memory remote: no
 # server, no FUSE.
 $(B)/tests/tier/test_mem_%: tests/tier/test_mem_%.c tests/tier/memfx.h $(B)/libtier.a $(B)/libremote_mem.a \
-  $(B)/libstore.a
+  $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote_mem.a $(B)/libstore.a \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote_mem.a $(B)/libstore.a $(B)/libcommon.a \
 	  -lcmocka -lpthread $(REQ_LIBS_STORE)
 # The tier's driver for the shell tests (before the tools' pattern rule).
-$(B)/tools/tierctl: tests/tools/tierctl.c tests/tools/readin.h $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a
+$(B)/tools/tierctl: tests/tools/tierctl.c tests/tools/readin.h $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+  $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a \
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libtier.a $(B)/libremote.a $(B)/libstore.a $(B)/libcommon.a \
 	  $(REQ_LIBS_REMOTE) $(REQ_LIBS_STORE)
 # Small C drivers used by shell tests and benchmarks.
 $(B)/tools/%: tests/tools/%.c tests/tools/readin.h $(B)/libstore.a
