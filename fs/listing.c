@@ -28,6 +28,7 @@
  *   listed again for OFS_REMOTE_LIST_BACKOFF_MS.
  */
 #include "common/array.h"
+#include "common/buf.h"
 #include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/conn.h"
@@ -125,8 +126,7 @@ void ofs_listing_drop(struct ofs *fs, struct ofs_rlist *l)
 /* A listing being read: names appended to one buffer, their offsets apart
  * (the buffer moves as it grows). */
 struct build {
-    char *buf;
-    size_t len, cap;
+    common_buf names;        /* each name with its NUL */
     size_t *off;
     size_t n, ncap, max;
 };
@@ -139,25 +139,17 @@ static int rl_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     (void)mtime;
     if (store_name_check(name, len - 1) != 0)
         return 0; /* not a key this mount could show */
-    if (b->n >= b->max || b->len + len > OFS_REMOTE_LIST_BYTES)
+    if (b->n >= b->max || b->names.len + len > OFS_REMOTE_LIST_BYTES)
         return LIST_FULL;
     size_t *v = common_array_grow(b->off, b->n, &b->ncap, sizeof *v, 256);
     if (!v)
         return ENOMEM;
     b->off = v;
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 8192;
-        while (cap < b->len + len)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (!p)
-            return ENOMEM;
-        b->buf = p;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, name, len);
-    b->off[b->n++] = b->len;
-    b->len += len;
+    b->off[b->n] = b->names.len;
+    common_buf_add(&b->names, name, len);
+    if (b->names.failed)
+        return ENOMEM;
+    b->n++;
     return 0;
 }
 
@@ -175,12 +167,12 @@ static struct ofs_rlist *build_finish(struct build *b)
         return NULL;
     }
     for (size_t i = 0; i < b->n; i++)
-        l->names[i] = b->buf + b->off[i];
+        l->names[i] = b->names.p + b->off[i];
     qsort(l->names, b->n, sizeof *l->names, by_name);
     for (size_t i = 0; i < b->n; i++)
         if (l->n == 0 || strcmp(l->names[l->n - 1], l->names[i]) != 0)
             l->names[l->n++] = l->names[i];
-    l->buf = b->buf;
+    l->buf = b->names.p;
     l->refs = 1;
     free(b->off);
     memset(b, 0, sizeof *b);
@@ -209,7 +201,7 @@ static int fetch(struct ofs *fs, struct ofs_rlist **out)
     *out = NULL;
     if (rc == 0 && !(*out = build_finish(&b)))
         rc = ENOMEM;
-    free(b.buf);
+    free(b.names.p);
     free(b.off);
     if (rc == 0 || rc == ECANCELED)
         return rc;
