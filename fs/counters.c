@@ -2,8 +2,7 @@
  * is timed with and the histogram it is counted into. Nothing here
  * blocks or calls another file of fs/. */
 #include "fs/counters.h"
-
-#include <time.h>
+#include "common/clock.h"
 
 /* Upper bounds of offloadfs_remote_fetch_seconds' buckets: a GET from a
  * server on the same network answers in a few ms, one across a region in
@@ -19,16 +18,9 @@ const double *ofs_fetch_bounds(void)
     return fetch_bounds;
 }
 
-uint64_t ofs_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void ofs_fetch_done(struct ofs_counters *c, uint64_t start, int failed)
 {
-    uint64_t now = ofs_clock_ns(), ns = now > start ? now - start : 0;
+    uint64_t now = common_clock_ns(), ns = now > start ? now - start : 0;
     double s = (double)ns / 1e9;
     unsigned i = 0;
     while (i < OFS_FETCH_BOUNDS && s > fetch_bounds[i]) /* le: a bound holds itself */

@@ -47,10 +47,8 @@ static inline void ofs_count(_Atomic uint64_t *c, uint64_t n)
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-/* The monotonic clock in nanoseconds: the START of ofs_fetch_done(). */
-uint64_t ofs_clock_ns(void);
-
-/* Counts into C one fetch that began at START (ofs_clock_ns()) and has
+/* Counts into C one fetch that began at START (common_clock_ns(),
+ * common/clock.h) and has
  * just ended: fetches, its time into the histogram, and fetch_errors when
  * FAILED (the remote failed it: the read or lookup is answered EIO). A
  * version or name found gone (ENODATA, ENOENT) is a fetch, not an error.

@@ -40,6 +40,7 @@
  * slot marked busy. Nothing here waits on the kernel, so shutdown just
  * joins the worker once the session has ended.
  */
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/decode.h"
 
@@ -137,13 +138,6 @@ static int slot_fill(struct ofs *fs, struct dec_stream *s, struct dec_slot *sl, 
     return rc;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---- the table ----------------------------------------------------------- */
 
 static int stream_idle(const struct dec_stream *s)
@@ -220,7 +214,7 @@ static struct dec_stream *stream_get(struct ofs *fs, uint64_t version)
     if (!victim || stream_reset(victim, version, size, fsz))
         return NULL;
     victim->used = ++d->tick;
-    victim->last_ms = now_ms();
+    victim->last_ms = common_clock_ms();
     return victim;
 }
 
@@ -325,7 +319,7 @@ int ofs_decode_read(struct ofs *fs, uint64_t version, uint64_t off, size_t len,
         return 0;
     }
     s->used = ++d->tick;
-    s->last_ms = now_ms();
+    s->last_ms = common_clock_ms();
     steer(fs, s, off, len, i0, i1);
     rc = pin_frames(fs, s, i0, i1);
     pthread_mutex_unlock(&d->lock);
@@ -377,7 +371,7 @@ static int next_job(struct ofs_decode *d, struct dec_stream **sp, uint64_t *fp)
  * Called with the lock held. */
 static int streams_expire(struct ofs_decode *d)
 {
-    uint64_t now = now_ms();
+    uint64_t now = common_clock_ms();
     int held = 0;
     for (unsigned i = 0; i < DEC_STREAMS; i++) {
         struct dec_stream *s = &d->s[i];
@@ -394,13 +388,12 @@ static int streams_expire(struct ofs_decode *d)
  * its readers are gone). */
 static void worker_wait(struct ofs_decode *d)
 {
-    struct timespec ts;
     if (!streams_expire(d)) {
         pthread_cond_wait(&d->work, &d->lock);
         return;
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += DEC_IDLE_MS / 1000u;
+    uint64_t at = common_clock_ns() + (uint64_t)DEC_IDLE_MS * 1000000u; /* the cond's clock */
+    struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
     pthread_cond_timedwait(&d->work, &d->lock, &ts);
 }
 

@@ -25,8 +25,11 @@
  *   most remote_list_seconds per fetch, and a repeated continuation token
  *   ends it (the tier's listing). Past a bound the fetch fails, logged;
  *   the last good snapshot (or none) is served and the remote is not
- *   listed again for OFS_REMOTE_LIST_BACKOFF seconds.
+ *   listed again for OFS_REMOTE_LIST_BACKOFF_MS.
  */
+#include "common/array.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/conn.h"
 #include "fs/counters.h"
@@ -37,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#define OFS_REMOTE_LIST_BACKOFF 10.0
+#define OFS_REMOTE_LIST_BACKOFF_MS 10000u
 #define LIST_FULL E2BIG /* rl_add(): past a bound of names */
 
 struct ofs_rlist {
@@ -59,15 +62,8 @@ struct ofs_rlists {
     unsigned long gen;       /* fetches ended so far */
     struct ofs_rlist *last;  /* the last good listing, or NULL */
     int unused;              /* no readdir has taken it yet */
-    double at, failed_at;    /* when it came; the last failure */
+    uint64_t at, retry_at;   /* when it came; no fetch before (common_clock_ms()) */
 };
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int ofs_listing_init(struct ofs *fs)
 {
@@ -77,7 +73,6 @@ int ofs_listing_init(struct ofs *fs)
     pthread_mutex_init(&rl->lock, NULL);
     pthread_cond_init(&rl->want, NULL);
     pthread_cond_init(&rl->done, NULL);
-    rl->failed_at = -OFS_REMOTE_LIST_BACKOFF;
     fs->rlists = rl;
     return 0;
 }
@@ -131,8 +126,7 @@ void ofs_listing_drop(struct ofs *fs, struct ofs_rlist *l)
 /* A listing being read: names appended to one buffer, their offsets apart
  * (the buffer moves as it grows). */
 struct build {
-    char *buf;
-    size_t len, cap;
+    common_buf names;        /* each name with its NUL */
     size_t *off;
     size_t n, ncap, max;
 };
@@ -145,29 +139,17 @@ static int rl_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     (void)mtime;
     if (store_name_check(name, len - 1) != 0)
         return 0; /* not a key this mount could show */
-    if (b->n >= b->max || b->len + len > OFS_REMOTE_LIST_BYTES)
+    if (b->n >= b->max || b->names.len + len > OFS_REMOTE_LIST_BYTES)
         return LIST_FULL;
-    if (b->n == b->ncap) {
-        size_t cap = b->ncap ? 2 * b->ncap : 256;
-        size_t *v = realloc(b->off, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        b->off = v;
-        b->ncap = cap;
-    }
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 8192;
-        while (cap < b->len + len)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (!p)
-            return ENOMEM;
-        b->buf = p;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, name, len);
-    b->off[b->n++] = b->len;
-    b->len += len;
+    size_t *v = common_array_grow(b->off, b->n, &b->ncap, sizeof *v, 256);
+    if (!v)
+        return ENOMEM;
+    b->off = v;
+    b->off[b->n] = b->names.len;
+    common_buf_add(&b->names, name, len);
+    if (b->names.failed)
+        return ENOMEM;
+    b->n++;
     return 0;
 }
 
@@ -185,12 +167,12 @@ static struct ofs_rlist *build_finish(struct build *b)
         return NULL;
     }
     for (size_t i = 0; i < b->n; i++)
-        l->names[i] = b->buf + b->off[i];
+        l->names[i] = b->names.p + b->off[i];
     qsort(l->names, b->n, sizeof *l->names, by_name);
     for (size_t i = 0; i < b->n; i++)
         if (l->n == 0 || strcmp(l->names[l->n - 1], l->names[i]) != 0)
             l->names[l->n++] = l->names[i];
-    l->buf = b->buf;
+    l->buf = b->names.p;
     l->refs = 1;
     free(b->off);
     memset(b, 0, sizeof *b);
@@ -219,7 +201,7 @@ static int fetch(struct ofs *fs, struct ofs_rlist **out)
     *out = NULL;
     if (rc == 0 && !(*out = build_finish(&b)))
         rc = ENOMEM;
-    free(b.buf);
+    free(b.names.p);
     free(b.off);
     if (rc == 0 || rc == ECANCELED)
         return rc;
@@ -258,9 +240,9 @@ static void *lister(void *arg)
             rlist_put(rl->last);
             rl->last = fresh;
             rl->unused = 1;
-            rl->at = mono_now();
+            rl->at = common_clock_ms();
         } else if (rc != ECANCELED) {
-            rl->failed_at = mono_now();
+            rl->retry_at = common_clock_ms() + OFS_REMOTE_LIST_BACKOFF_MS;
         }
         pthread_cond_broadcast(&rl->done);
     }
@@ -293,12 +275,12 @@ static void wait_done(struct ofs_rlists *rl, const struct timespec *limit)
 static int rlist_get(struct ofs *fs, fuse_req_t req, struct ofs_rlist **out)
 {
     struct ofs_rlists *rl = fs->rlists;
-    double now = mono_now();
+    uint64_t now = common_clock_ms();
     int rc = 0;
     *out = NULL;
     pthread_mutex_lock(&rl->lock);
-    int fresh = rl->last && (rl->unused || now - rl->at < (double)fs->remote_ttl);
-    if (!fresh && now - rl->failed_at >= OFS_REMOTE_LIST_BACKOFF) {
+    int fresh = rl->last && (rl->unused || now - rl->at < (uint64_t)fs->remote_ttl * 1000u);
+    if (!fresh && now >= rl->retry_at) {
         if (!rl->running && (rc = pthread_create(&rl->lister, NULL, lister, fs)) == 0)
             rl->running = 1;
         if (rc == 0) {

@@ -25,6 +25,8 @@
  * - Listings (readdir) are listing.c's; the bytes of a read window.c's,
  *   which this file feeds (the first bytes of a lookup) and never asks.
  */
+#include "common/array.h"
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/conn.h"
 #include "fs/counters.h"
@@ -36,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SLOT_BUCKETS 4096u
 
@@ -44,7 +45,7 @@ struct rslot {
     char *key;
     char *etag;
     store_entry e;         /* e.version is the inode */
-    double checked;        /* monotonic seconds of the last remote answer */
+    uint64_t checked;      /* common_clock_ms() of the last remote answer */
     struct rslot *next;    /* hash chain by key (newest version of a key only) */
 };
 
@@ -54,13 +55,6 @@ struct ofs_slots {
     size_t nslots, cap;
     struct rslot *by_key[SLOT_BUCKETS];
 };
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static unsigned key_hash(const char *k)
 {
@@ -127,17 +121,13 @@ static struct rslot *slot_record(struct ofs_slots *r, const char *key, const tie
 {
     struct rslot *old = slot_by_key(r, key), *s;
     if (old && strcmp(old->etag, in->etag) == 0) {
-        old->checked = mono_now();
+        old->checked = common_clock_ms();
         return old;
     }
-    if (r->nslots == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        struct rslot **v = realloc(r->slots, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        r->slots = v;
-        r->cap = cap;
-    }
+    struct rslot **v = common_array_grow(r->slots, r->nslots, &r->cap, sizeof *v, 64);
+    if (!v)
+        return NULL;
+    r->slots = v;
     if (!(s = calloc(1, sizeof *s)) || !(s->key = strdup(key)) ||
         !(s->etag = strdup(in->etag))) {
         if (s)
@@ -146,7 +136,7 @@ static struct rslot *slot_record(struct ofs_slots *r, const char *key, const tie
         return NULL;
     }
     entry_from_object(&s->e, OFS_REMOTE_INO_BASE + r->nslots, in);
-    s->checked = mono_now();
+    s->checked = common_clock_ms();
     r->slots[r->nslots++] = s;
     struct rslot **pp = &r->by_key[key_hash(key)];
     if (old) /* unlink the older version: lookups find the new one */
@@ -193,7 +183,7 @@ int ofs_lookup_name(struct ofs *fs, const char *key, store_entry *e)
         return ENODATA;
     pthread_mutex_lock(&r->lock);
     struct rslot *s = slot_by_key(r, key);
-    if (s && mono_now() - s->checked < (double)fs->remote_ttl) {
+    if (s && common_clock_ms() - s->checked < (uint64_t)fs->remote_ttl * 1000u) {
         *e = s->e;
         pthread_mutex_unlock(&r->lock);
         return 0;
@@ -202,7 +192,7 @@ int ofs_lookup_name(struct ofs *fs, const char *key, store_entry *e)
     if (!(c = ofs_conn_get(fs)))
         return ENOMEM;
     struct first f = {malloc(OFS_RWIN_FIRST), 0, OFS_RWIN_FIRST}; /* none: a HEAD only */
-    uint64_t start = ofs_clock_ns();
+    uint64_t start = common_clock_ns();
     int rc = tier_read_lookup(fs->tier, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
     int gone = rc == TIER_ENOTFOUND || rc == TIER_ETOMB;
     if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (counters.h) */

@@ -46,6 +46,7 @@
  * - The server's thread starts with every signal blocked: SIGINT and
  *   SIGTERM must reach the thread that runs the session loop.
  */
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/counters.h"
 #include "fs/metrics.h"
@@ -375,11 +376,6 @@ struct ofs_metrics_server {
     struct metrics_place place[METRICS_CONN_MAX];
 };
 
-static uint64_t now_ms(void)
-{
-    return ofs_clock_ns() / 1000000u;
-}
-
 /* How long a request may take to arrive, now: shorter when no place is free. */
 static uint64_t request_ms(const struct ofs_metrics_server *srv)
 {
@@ -403,7 +399,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     for (unsigned i = 0; i < METRICS_CONN_MAX && ci; i++) {
         if (!srv->place[i].conn) {
-            srv->place[i] = (struct metrics_place){conn, ci->connect_fd, 0, now_ms()};
+            srv->place[i] = (struct metrics_place){conn, ci->connect_fd, 0, common_clock_ms()};
             srv->used++;
             *socket_context = &srv->place[i];
             return;
@@ -433,7 +429,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)req_cls;
     (void)toe;
     if (p)
-        p->since = now_ms();
+        p->since = common_clock_ms();
 }
 
 /* Cuts every connection whose request is late at NOW; returns the ms until
@@ -464,7 +460,7 @@ static void *serve_loop(void *arg)
     struct pollfd pfd[2] = {{di ? di->epoll_fd : -1, POLLIN, 0}, {srv->stop_fd, POLLIN, 0}};
     for (;;) {
         MHD_UNSIGNED_LONG_LONG mhd_ms;
-        int wait = cut_late(srv, now_ms()); /* at most METRICS_REQUEST_MS */
+        int wait = cut_late(srv, common_clock_ms()); /* at most METRICS_REQUEST_MS */
         if (MHD_get_timeout(srv->httpd, &mhd_ms) == MHD_YES
             && (wait < 0 || mhd_ms < (MHD_UNSIGNED_LONG_LONG)wait))
             wait = mhd_ms < 60000 ? (int)mhd_ms : 60000;

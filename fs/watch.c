@@ -31,6 +31,7 @@
  * breaks: SIGBUS after a truncation, a wait for ever on a garbage mutex. On
  * a change the watcher stops the daemon instead of polling.
  */
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/errmap.h"
 #include "fs/prefetch.h"
@@ -159,20 +160,13 @@ static int lock_check(struct ofs *fs)
     return -1;
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Counts FRESH new versions into the current window of
  * OFS_PREFETCH_WINDOW_MS; 0 once the window holds more than
  * OFS_PREFETCH_BURST (a bulk load: push none of them). Woken writers make
  * a poll per write, so the burst is measured over time, not per poll. */
 static int burst_ok(struct ofs_watch *w, unsigned fresh)
 {
-    uint64_t now = mono_ms();
+    uint64_t now = common_clock_ms();
     if (now - w->burst_start_ms >= OFS_PREFETCH_WINDOW_MS) {
         w->burst_start_ms = now;
         w->burst_count = 0;
@@ -226,12 +220,12 @@ static void *watch_main(void *arg)
     struct ofs *fs = arg;
     struct ofs_watch *w = &fs->watch;
     struct pollfd pfd[2] = {{w->stop_fd, POLLIN, 0}, {ofs_wake_fd(fs), POLLIN, 0}};
-    uint64_t next = mono_ms() + w->interval_ms, now;
+    uint64_t next = common_clock_ms() + w->interval_ms, now;
     int rc = 0;
     nfds_t npfd = 2;
     while (!atomic_load(&w->stop) && !rc) {
         unsigned woken = 0;
-        now = mono_ms();
+        now = common_clock_ms();
         pfd[1].revents = 0;
         if (now < next && poll(pfd, npfd, (int)(next - now)) < 0 && errno != EINTR)
             break;
@@ -250,12 +244,12 @@ static void *watch_main(void *arg)
             fuse_log(FUSE_LOG_ERR, "offloadfs: wake-up socket failed; polling only\n");
             pfd[1].fd = -1;
         }
-        if (!woken && mono_ms() < next)
+        if (!woken && common_clock_ms() < next)
             continue;
         rc = watch_poll(fs);
         if (!rc)
             ofs_wake_answer(fs, w->generation);
-        next = mono_ms() + w->interval_ms;
+        next = common_clock_ms() + w->interval_ms;
         npfd = 2;
     }
     /* Writers still waiting, or about to connect, stop waiting now. */

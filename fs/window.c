@@ -20,6 +20,8 @@
  * nothing here asks the lookups, so the windows can be driven by a test
  * with no lookup at all.
  */
+#include "common/buf.h"
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/conn.h"
 #include "fs/counters.h"
@@ -121,21 +123,6 @@ static struct rwin *victim(struct ofs_rwin *rw)
     return best;
 }
 
-struct fill {
-    char *p;
-    size_t len, cap;
-};
-
-static int fill_sink(void *arg, const void *data, size_t n)
-{
-    struct fill *f = arg;
-    if (n > f->cap - f->len)
-        return -1;
-    memcpy(f->p + f->len, data, n);
-    f->len += n;
-    return 0;
-}
-
 /* Answers read request REQ with the SIZE bytes at BUF, counted as ops.c
  * counts a local read (reads, read_bytes). */
 static void reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
@@ -158,15 +145,15 @@ static void reply_read_err(struct ofs *fs, fuse_req_t req, int err)
 static int fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
                  char *buf)
 {
-    struct fill f = {buf, 0, len};
+    common_fixbuf f = {buf, 0, len};
     if (!c)
         return ENOMEM;
     if (!o->etag[0]) { /* lookup.c makes no inode without one: never a mix */
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': no ETag to pin its version\n", o->key);
         return EIO;
     }
-    uint64_t start = ofs_clock_ns();
-    int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, fill_sink, &f, NULL);
+    uint64_t start = common_clock_ns();
+    int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, common_fixbuf_sink, &f, NULL);
     int err = rc == 0 && f.len != len ? ENODATA : ofs_errno(rc); /* shorter than it was: gone */
     ofs_fetch_done(&fs->count, start, err != 0 && err != ENODATA);
     if (err == ENODATA || err == ENOMEM || err == 0)

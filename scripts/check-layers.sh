@@ -38,7 +38,7 @@ declare -A MAY_INCLUDE=(
     [store]="common"                             # over LMDB and zstd, and the leaf
     [metrics]=""                                 # a leaf: the Prometheus text format
     [remote]="common"                            # the S3 client over libcurl; no store
-    [tier]="store remote"                        # the only port to the remote
+    [tier]="store remote common"                 # the only port to the remote
     [fs]="store tier metrics common"             # the daemon
     [agentlink]="store tier common"              # the library
     [agentlink/mcp]="agentlink store common"     # the MCP proxy, linked into the command
@@ -81,11 +81,7 @@ declare -A LIBS=(
 # check fails on any wrong include not listed here, and on any line here
 # whose include is gone: delete the line when the debt is paid.
 KNOWN_DEBTS="
-agentlink/cli/cmd_store.c -> remote/remote.h
 "
-# Why each is a debt:
-# - agentlink/cli/cmd_store.c checks an s3:// URL with remote_url_check();
-#   the command should reach the remote only through the library or tier/.
 
 # ---- allowed call circles ---------------------------------------------------
 # Calls between files of one module that close a circle today, each to be

@@ -2,6 +2,7 @@
  * timer. The local store bounds itself; the bucket grows until this runs
  * (or a lifecycle rule of the bucket, which leaves no tombstones). */
 #include "tier/tier_int.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,14 +27,10 @@ static int take(void *arg, const char *name, uint64_t size, int64_t mtime)
     /* results only: NS/KEY, neither tombstones (.tomb/...) nor deeper objects */
     if (name[0] == '.' || !slash || strchr(slash + 1, '/') || !slash[1])
         return 0;
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 256;
-        obj *v = realloc(o->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        o->v = v;
-        o->cap = cap;
-    }
+    obj *v = common_array_grow(o->v, o->n, &o->cap, sizeof *v, 256);
+    if (!v)
+        return ENOMEM;
+    o->v = v;
     if (!(o->v[o->n].name = strdup(name)))
         return ENOMEM;
     o->v[o->n].size = size;

@@ -60,6 +60,11 @@ void tier_close(tier *t)
 
 remote *tier_remote(tier *t) { return t->r; }
 
+int tier_url_check(const char *url, char *msg, size_t msglen)
+{
+    return remote_url_check(url, msg, msglen);
+}
+
 void tier_name(char *buf, size_t cap, const char *ns, const char *key, int tomb)
 {
     snprintf(buf, cap, "%s%s/%s", tomb ? ".tomb/" : "", ns ? ns : STORE_DEFAULT_NAMESPACE, key);

@@ -59,6 +59,12 @@ int tier_open(tier **out, store *st, const remote_options *opt, char *msg, size_
 /* The remote of T, for remote_conn_new() and remote_check(). */
 remote *tier_remote(tier *t);
 
+/* Checks the syntax of a remote URL (s3://BUCKET or s3://BUCKET/PREFIX)
+ * before a store records it: remote_url_check(), no environment, no
+ * network. Returns 0 or REMOTE_ECONFIG with a description in MSG (MSGLEN
+ * bytes). For the command, which reaches the remote only through here. */
+int tier_url_check(const char *url, char *msg, size_t msglen);
+
 /* Writes the object name of (NS, KEY) -- "NS/KEY", or ".tomb/NS/KEY" with
  * TOMB -- into BUF (at least 2 * STORE_NAME_MAX + 8 bytes). */
 void tier_name(char *buf, size_t cap, const char *ns, const char *key, int tomb);

@@ -1,7 +1,7 @@
 /* cmd_store.c -- the commands about the whole store: init and stats. */
 #include "agentlink/cli/cli.h"
 #include "metrics/prom.h"
-#include "remote/remote.h"
+#include "tier/tier.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -67,7 +67,7 @@ int cmd_init(opts *o, int argc, char **argv)
     }
     if (o->remote && strcmp(o->remote, "none") != 0) {
         char why[512];
-        if (remote_url_check(o->remote, why, sizeof why)) {
+        if (tier_url_check(o->remote, why, sizeof why)) {
             cli_msg("--remote: %s (expected s3://BUCKET or s3://BUCKET/PREFIX, or none)", why);
             return EX_USAGE;
         }
