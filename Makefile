@@ -52,7 +52,7 @@ TIER_SRC   := $(wildcard tier/*.c)
 REMOTE_OBJ := $(REMOTE_SRC:%.c=$(B)/obj/%.o)
 # The in-memory remote (remote/mem/): remote.h again, for unit tests only.
 REMOTE_MEM_SRC := $(wildcard remote/mem/*.c)
-REMOTE_MEM_OBJ := $(REMOTE_MEM_SRC:%.c=$(B)/obj/%.o) $(B)/obj/remote/codes.o
+REMOTE_MEM_OBJ := $(REMOTE_MEM_SRC:%.c=$(B)/obj/%.o) $(B)/obj/remote/codes.o $(B)/obj/remote/options.o
 TIER_OBJ   := $(TIER_SRC:%.c=$(B)/obj/%.o)
 AL_LIB_OBJ := $(AL_LIB_SRC:%.c=$(B)/obj/%.o)
 MCP_OBJ    := $(MCP_SRC:%.c=$(B)/obj/%.o)

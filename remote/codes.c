@@ -1,7 +1,5 @@
-/* codes.c -- what remote/'s codes mean and how long a failing operation
- * takes: the parts of remote.h that depend on no connection, shared with
- * the in-memory remote (remote/mem/), so that both describe a code and
- * compute the retry bound with the same lines. */
+/* codes.c -- what remote/'s codes mean, shared with the in-memory remote
+ * (remote/mem/), so that both describe a code with the same words. */
 #include "remote/remote.h"
 
 #include <string.h>
@@ -26,12 +24,4 @@ const char *remote_strerror(int err)
 int remote_err_transient(int err)
 {
     return err == REMOTE_EDOWN;
-}
-
-uint64_t remote_options_bound_ms(const remote_options *o)
-{
-    uint64_t per = (uint64_t)o->connect_ms + 1000ull * o->stall_s, total = per, back = o->backoff_ms;
-    for (unsigned i = 0; i < o->retries; i++, back *= 4)
-        total += per + back;
-    return total;
 }

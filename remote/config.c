@@ -191,45 +191,6 @@ static int take_endpoint(remote *r, const char *region, const char *conf_ep, cha
 }
 
 /* $NAME as a whole number of at most MAX, or 0 when unset or not one. */
-static unsigned env_uint(const char *name, unsigned long max)
-{
-    const char *v = common_env(name);
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    return v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
-}
-
-static void options_fill(remote_options *o, const remote_options *in)
-{
-    if (in)
-        *o = *in;
-    /* Operators' knobs for programs that take no options (the library, the
-     * CLI): OFFLOADFS_REMOTE_STALL_SECONDS, OFFLOADFS_REMOTE_RETRIES. */
-    if (!o->stall_s)
-        o->stall_s = env_uint("OFFLOADFS_REMOTE_STALL_SECONDS", 3600);
-    if (!o->retries && common_env("OFFLOADFS_REMOTE_RETRIES"))
-        o->retries = env_uint("OFFLOADFS_REMOTE_RETRIES", 10) ? env_uint("OFFLOADFS_REMOTE_RETRIES", 10)
-                                                             : REMOTE_NO_RETRY;
-    if (!o->connect_ms)
-        o->connect_ms = 1000;
-    if (!o->stall_s)
-        o->stall_s = 2;
-    if (!o->retries)
-        o->retries = 2;
-    else if (o->retries == REMOTE_NO_RETRY)
-        o->retries = 0;
-    if (!o->backoff_ms)
-        o->backoff_ms = 100;
-    if (!o->part_bytes)
-        o->part_bytes = 16ull << 20;
-    if (o->part_bytes < (5ull << 20))
-        o->part_bytes = 5ull << 20;
-    if (!o->multipart_over)
-        o->multipart_over = 32ull << 20;
-    if (!o->list_page || o->list_page > 1000)
-        o->list_page = 1000;
-}
-
 int remote_open(remote **out, const char *url, const remote_options *opt, char *msg, size_t msglen)
 {
     *out = NULL;
@@ -264,7 +225,7 @@ int remote_open(remote **out, const char *url, const remote_options *opt, char *
         remote_close(r);
         return rc;
     }
-    options_fill(&r->opt, opt);
+    remote_options_resolve(&r->opt, opt);
     *out = r;
     return 0;
 }

@@ -127,6 +127,12 @@ uint64_t remote_bound_ms(const remote *r);
  * in-memory remote call it. */
 uint64_t remote_options_bound_ms(const remote_options *o);
 
+/* Fills *O from IN (NULL: all zero) and gives every zero field its value:
+ * $OFFLOADFS_REMOTE_STALL_SECONDS and $OFFLOADFS_REMOTE_RETRIES when set,
+ * else the defaults above; clamps part_bytes and list_page. What
+ * remote_open() does with its options. */
+void remote_options_resolve(remote_options *o, const remote_options *in);
+
 /* ---- Connections ------------------------------------------------------ */
 typedef struct remote_conn remote_conn;
 

@@ -99,45 +99,6 @@ int remote_url_check(const char *url, char *msg, size_t msglen)
     return rc;
 }
 
-static unsigned env_uint(const char *name, unsigned long max)
-{
-    const char *v = common_env(name);
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    return v && !*end && v[0] != '-' && n <= max ? (unsigned)n : 0;
-}
-
-/* remote/config.c's defaults, with the same two variables. */
-static void options_fill(remote_options *o, const remote_options *in)
-{
-    const char *rv = common_env("OFFLOADFS_REMOTE_RETRIES");
-    if (in)
-        *o = *in;
-    if (!o->stall_s)
-        o->stall_s = env_uint("OFFLOADFS_REMOTE_STALL_SECONDS", 3600);
-    if (!o->retries && rv)
-        o->retries = env_uint("OFFLOADFS_REMOTE_RETRIES", 10) ? env_uint("OFFLOADFS_REMOTE_RETRIES", 10)
-                                                             : REMOTE_NO_RETRY;
-    if (!o->connect_ms)
-        o->connect_ms = 1000;
-    if (!o->stall_s)
-        o->stall_s = 2;
-    if (!o->retries)
-        o->retries = 2;
-    else if (o->retries == REMOTE_NO_RETRY)
-        o->retries = 0;
-    if (!o->backoff_ms)
-        o->backoff_ms = 100;
-    if (!o->part_bytes)
-        o->part_bytes = 16ull << 20;
-    if (o->part_bytes < (5ull << 20))
-        o->part_bytes = 5ull << 20;
-    if (!o->multipart_over)
-        o->multipart_over = 32ull << 20;
-    if (!o->list_page || o->list_page > 1000)
-        o->list_page = 1000;
-}
-
 int remote_open(remote **out, const char *url, const remote_options *opt, char *msg, size_t msglen)
 {
     *out = NULL;
@@ -151,7 +112,7 @@ int remote_open(remote **out, const char *url, const remote_options *opt, char *
         free(r);
         return rc;
     }
-    options_fill(&r->opt, opt);
+    remote_options_resolve(&r->opt, opt);
     *out = r;
     return 0;
 }
