@@ -1,6 +1,6 @@
 /* lookup.c -- one answer for every reader: a key the local store does not
  * hold live is asked of the store's remote through tier/, in the mount's
- * order (fs/ops.c do_lookup, fs/remote.c): live here, else the remote's
+ * order (fs/ops.c do_lookup, fs/lookup.c): live here, else the remote's
  * object, else a tombstone (here or there), else never written.
  *
  * Why it is shaped so:

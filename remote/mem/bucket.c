@@ -239,7 +239,7 @@ int remote_mem_obj_info(const mem_obj *o, remote_info *info)
     memset(info, 0, sizeof *info);
     info->length = o->len;
     info->mtime = o->mtime;
-    info->size = o->size < o->len ? o->len : o->size; /* remote/object.c's defaults */
+    info->size = o->size < o->len ? o->len : o->size; /* as remote_info_finish() (remote/answer.c) */
     info->created = o->created ? o->created : o->mtime;
     info->etag = strdup(o->etag);
     info->tool = o->tool ? strdup(o->tool) : NULL;

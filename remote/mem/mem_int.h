@@ -83,7 +83,7 @@ void remote_mem_entries_free(mem_entry *v, size_t n);
 
 /* Locked (remote_mem_set_mtime() writes mtime): fills *INFO (zeroed
  * first) from O as a HEAD answers: ETag, length, Last-Modified, metadata,
- * with remote/object.c's defaults. 0 or ENOMEM. */
+ * as remote_info_finish() (remote/answer.c) completes it. 0 or ENOMEM. */
 int remote_mem_obj_info(const mem_obj *o, remote_info *info);
 
 /* ---- the request core (request.c), used by object.c and list.c ------- */
