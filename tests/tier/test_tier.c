@@ -15,7 +15,11 @@ struct tfx {
     remote_conn *ca, *cb;
 };
 
-static const remote_options fast = {.connect_ms = 500, .stall_s = 1, .retries = REMOTE_NO_RETRY};
+/* A stopped radosgw fails a request at the 1 s stall limit; two retries
+ * let a running one that answers late (under valgrind, on a loaded
+ * machine: a 300 KB PUT once took over 1 s to be answered) still succeed.
+ * A request to the stopped one then fails in about 3.5 s. */
+static const remote_options fast = {.connect_ms = 1000, .stall_s = 1, .retries = 2};
 
 static int tfx_setup(void **state)
 {
