@@ -14,6 +14,7 @@
  * its al_upload holds. */
 #include "agentlink/internal.h"
 #include "tier/tier.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -233,14 +234,10 @@ typedef struct pend_vec {
 static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
 {
     pend_vec *pv = ctx;
-    if (pv->n == pv->cap) {
-        size_t cap = pv->cap ? 2 * pv->cap : 16;
-        pend *v = realloc(pv->v, cap * sizeof *v);
-        if (!v)
-            return ENOMEM;
-        pv->v = v;
-        pv->cap = cap;
-    }
+    pend *v = common_array_grow(pv->v, pv->n, &pv->cap, sizeof *pv->v, 16);
+    if (!v)
+        return ENOMEM;
+    pv->v = v;
     snprintf(pv->v[pv->n].ns, sizeof pv->v[0].ns, "%s", ns);
     snprintf(pv->v[pv->n].key, sizeof pv->v[0].key, "%s", key);
     pv->v[pv->n++].version = version;
