@@ -57,17 +57,42 @@ count() { # count LOGFILE KIND SUITE RC
     return 0
 }
 
+# Suites run side by side, OFFLOADFS_TEST_JOBS at a time (default: the
+# cores plus one, since most suites spend their time waiting on a mount, a
+# server or a child). Each writes its own log; a suite's output is printed
+# whole when it ends, so the order of the suites in the output is the order
+# they ended in. Every suite uses its own scratch directory, mountpoints,
+# ports and user names; a suite that changes something machine-wide (make,
+# an install, the default mountpoint) says "# run.sh: alone" and runs with no
+# other suite beside it.
+jobs_max=${OFFLOADFS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
+declare -A job_suite=() job_kind=() job_log=() job_start=()
+
+reap() { # reap : wait for one running suite to end and report it
+    local pid rc
+    wait -n -p pid; rc=$?
+    [ -n "${pid:-}" ] || return 0
+    echo "=== ${job_suite[$pid]}"
+    cat "${job_log[$pid]}"
+    echo "--- ${job_suite[$pid]}: $((SECONDS - job_start[$pid])) s"
+    count "${job_log[$pid]}" "${job_kind[$pid]}" "${job_suite[$pid]}" "$rc"
+    unset "job_suite[$pid]" "job_kind[$pid]" "job_log[$pid]" "job_start[$pid]"
+}
+drain() { while [ ${#job_suite[@]} -gt 0 ]; do reap; done; } # drain : wait for every running suite
+
 run_suite() { # run_suite KIND PATH CMD...
     local kind=$1 suite=$2; shift 2
     case $suite in *"$filter"*) ;; *) [ "$filter" = unit ] || return 0 ;; esac
     case $suite in */check_*) [ -n "$checks" ] || return 0 ;; esac
     [ "$filter" = unit ] && [ "$kind" != cmocka ] && return 0
-    local log="$logdir/$(echo "$suite" | tr / _).log" rc start=$SECONDS
-    echo "=== $suite"
-    timeout 600 "$@" >"$log" 2>&1; rc=$?
-    cat "$log"
-    echo "--- $suite: $((SECONDS - start)) s"
-    count "$log" "$kind" "$suite" "$rc"
+    local log="$logdir/$(echo "$suite" | tr / _).log" alone=
+    [ "$kind" = sh ] && grep -q '^# run.sh: alone' "$suite" && alone=1
+    [ -n "$alone" ] && drain
+    while [ ${#job_suite[@]} -ge "$jobs_max" ]; do reap; done
+    timeout 600 "$@" >"$log" 2>&1 </dev/null &
+    job_suite[$!]=$suite job_kind[$!]=$kind job_log[$!]=$log job_start[$!]=$SECONDS
+    [ -n "$alone" ] && drain
+    return 0
 }
 
 # The remote suites (tests/remote, tests/tier) run against one real S3 server for the
@@ -112,6 +137,15 @@ for t in tests/*/test_*.sh tests/faults/check_*.sh; do
         skipped=$((skipped + 1))
         continue
     fi
+    # A check of the sources and the build's symbols ("# run.sh: static")
+    # runs no code of ours: the plain build's run is the whole answer.
+    if [ "$OFFLOADFS_BUILD" != "$PWD/build" ] || [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+        if grep -q '^# run.sh: static' "$t" && case $t in *"$filter"*) true ;; *) false ;; esac; then
+            echo "=== $t: a static check, run by make test only"
+            skipped=$((skipped + 1))
+            continue
+        fi
+    fi
     # The npm-client suites (a "# run.sh: npm clients" line) drive the real
     # SDK, servers and deepagents through our programs; the C they reach runs
     # under sanitizers and memcheck in the suites that test it directly, so
@@ -135,12 +169,13 @@ for t in tests/*/test_*.py; do
     if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then continue; fi # the library runs under memcheck through the CLI
     if [ -n "$tsan" ]; then continue; fi
     if [ "$OFFLOADFS_BUILD" != "$PWD/build" ]; then # an ASan library inside a plain python
-        LD_PRELOAD=$(${CC:-gcc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-            run_suite py "$t" python3 -m unittest -v "$t"
+        run_suite py "$t" env LD_PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so)" \
+            ASAN_OPTIONS=detect_leaks=0 python3 -m unittest -v "$t"
     else
         run_suite py "$t" python3 -m unittest -v "$t"
     fi
 done
+drain
 
 echo
 [ ${#bad_suites[@]} -gt 0 ] && printf 'failed suite: %s\n' "${bad_suites[@]}"

@@ -180,7 +180,7 @@ m_within() {
 m_second_user() {
     local i
     M_USER=ofst$$
-    for ((i = 0; i < 20; i++)); do # another test may hold /etc/passwd's lock
+    for ((i = 0; i < 100; i++)); do # another test may hold /etc/passwd's lock
         useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$M_USER" \
             2>"$T_TMP/useradd.err" && break
         sleep 0.2

@@ -6,6 +6,7 @@
 # circle of headers, a known debt paid but still listed; and, from object
 # files, on two files of a module that call each other, directly or around
 # a circle, and on an allowed call circle that is gone but still listed.
+# run.sh: static
 . "$(dirname "$0")/../lib.sh"
 CHECK=$T_TOP/scripts/check-layers.sh
 

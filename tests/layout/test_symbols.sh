@@ -5,6 +5,7 @@
 # of the libraries with a wrong member planted in them: a global name
 # without its module's prefix, an operation of remote/ calling another, a
 # circle of calls.
+# run.sh: static
 . "$(dirname "$0")/../lib.sh"
 CHECK=$T_TOP/scripts/check-symbols.sh
 CC=${CC:-cc}

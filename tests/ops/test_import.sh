@@ -2,6 +2,7 @@
 # test_import.sh -- agentlink import DIR: what is moved, what is skipped and
 # left in place, the summary line, the progress bar, the exit codes, and that
 # no file is ever half-imported (the store has it whole or the original stays).
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 
 al() { $AGENTLINK "$@"; }

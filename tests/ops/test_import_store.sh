@@ -5,6 +5,7 @@
 # destroys the store. Paths that reach the store by a
 # symlink or by '..' are caught too: the check walks up by device and inode.
 # The last part imports from a store that a mounted daemon serves.
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 

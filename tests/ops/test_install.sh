@@ -6,6 +6,7 @@
 # run against an install; the pc file and the binding relocatable (a DESTDIR
 # tree and a moved tree work with only their own files, pkg-config
 # --define-prefix follows the move). tests/ops/test_pip.sh has pip's install.
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 
 # Always the plain build: an install is what make builds, whatever build

@@ -10,6 +10,7 @@
 # with a scratch directory bind-mounted over /usr/local: the machine's
 # /usr/local and mount table never change, and every mount made in there dies
 # with the namespace even if this script is killed.
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 
 # daemons_of PATH : pids of offloadfs processes whose command line names PATH

@@ -8,6 +8,7 @@
 # The venv is made by Debian's python3 (the one python3-venv, python3-pip,
 # python3-setuptools and python3-wheel from scripts/deps.sh serve) with
 # --system-site-packages, so that setuptools and wheel are there to build with.
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 
 PY=${OFFLOADFS_VENV_PYTHON:-/usr/bin/python3}

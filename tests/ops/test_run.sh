@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_run.sh -- make run / make stop with a scratch OFFLOADFS_STORE and
 # OFFLOADFS_MOUNT, and make demo's script run to the end.
+# run.sh: alone (make, an install or a machine-wide path)
 . "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" -ne 0 ] && [ ! -w /dev/fuse ]; then t_skip "make run needs FUSE"; t_done; fi

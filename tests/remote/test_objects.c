@@ -27,9 +27,10 @@ static void put_get_should_round_trip_exact_bytes(void **state)
     size_t n = 1u << 20;
     unsigned char *data = rfx_bytes(n, 1), *back = malloc(n + 16);
     size_t got = 0;
+    /* How many attempts it took is the machine's load, not the code's: a
+     * radosgw just started can stall past the first attempt's limit. */
     assert_int_equal(remote_put_buf(f->c, "default/one", data, n, NULL), 0);
     assert_string_equal(remote_conn_message(f->c), "");
-    assert_int_equal(remote_conn_attempts(f->c), 1);
     assert_int_equal(remote_get_buf(f->c, "default/one", 0, back, n + 16, &got), 0);
     assert_int_equal(got, n);
     assert_memory_equal(back, data, n);
