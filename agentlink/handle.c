@@ -1,21 +1,16 @@
 /* handle.c -- the al_store handle over the store: open (over the settings
  * settings.c resolves), put/get/stat/list/remove, drop-referenced, offload.
  *
- * The handle opens LMDB lazily and checks, before each call, that the
- * data file it opened is still the one in the directory (device and inode):
- * a store removed or replaced under a long-lived handle (a Python process,
- * an agent runtime) is then re-opened instead of being written into an
- * unlinked file nobody will ever read. It checks the process too: in a
- * child of fork() the parent's store is let go (store_close() leaves the
- * parent's environment alone there) and the store opened again, so a handle
- * made before a fork (a Python module-level store, a worker pool) works in
- * the child.
+ * The handle's state, its lock and the store it attaches (opened lazily,
+ * opened again after a replaced data file or a fork) are handle_lock.c's,
+ * below this file and lookup.c, which both lock a handle.
  *
  * Uploads run without the handle's lock (tier_use.c): a write commits with
  * it held, lets it go for the upload, and takes it again to record the
  * outcome; BUSY counts those uploads. The store (which the tier reads the
  * bytes from) is closed only when none runs: a replaced data file waits
  * for them (IDLE). */
+#include "agentlink/handle_lock.h"
 #include "agentlink/internal.h"
 #include "common/array.h"
 #include "common/buf.h"
@@ -26,24 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-struct al_store {
-    pthread_mutex_t mu;
-    char *dir, *ns, *mount;
-    char *path;     /* DIR, absolute: made so at open, a later chdir() must
-                     * not move the handle to another store */
-    char *datafile; /* PATH/data.mdb */
-    store *st;      /* NULL until first needed */
-    unsigned verify; /* STORE_VERIFY (library handles) or 0 (the CLI) */
-    dev_t dev;
-    ino_t ino;
-    pid_t pid;      /* the process ST was opened in */
-    al_tier *tier;  /* the remote tier (tier_use.c), NULL until a write asks */
-    unsigned busy;  /* uploads running without MU, on ST and TIER */
-    pthread_cond_t idle; /* signalled when BUSY drops to 0 */
-};
 
 static char *join(const char *a, const char *b)
 {
@@ -73,65 +51,6 @@ static int absolute(const char *dir, char **out)
         *out = full;
     }
     return *out ? 0 : ENOMEM;
-}
-
-/* Makes sure h->st is an open store on the directory's current data file.
- * Without CREATE a missing store is AL_ENOSTORE. Called with h->mu held. */
-static int attach(al_store *h, int create)
-{
-    struct stat sb;
-    int have = stat(h->datafile, &sb) == 0;
-    int why = have ? 0 : errno;
-    int rc;
-
-again:
-    if (h->st && h->pid != getpid()) {
-        /* A fork: the tier's connections are the parent's too (a TLS
-         * session it may be using); the child leaves them, and makes its
-         * own when it next needs one. */
-        store_close(h->st);
-        h->st = NULL;
-        al_tier_forget(h->tier);
-        h->tier = NULL;
-        h->busy = 0; /* the threads uploading were the parent's */
-    }
-    if (h->st && (!have || sb.st_dev != h->dev || sb.st_ino != h->ino)) {
-        if (h->busy) { /* uploads read from it: close it after them */
-            pthread_cond_wait(&h->idle, &h->mu);
-            have = stat(h->datafile, &sb) == 0;
-            why = have ? 0 : errno;
-            goto again;
-        }
-        /* The tier reads through this store: it goes with it. */
-        al_tier_free(h->tier);
-        h->tier = NULL;
-        store_close(h->st);
-        h->st = NULL;
-    }
-    if (h->st)
-        return 0;
-    if (!have && !create && (why == ENOENT || why == ENOTDIR)) {
-        /* A file where the directory should be is still worth naming. */
-        struct stat db;
-        if (stat(h->path, &db) == 0 && !S_ISDIR(db.st_mode))
-            return ENOTDIR;
-        return AL_ENOSTORE;
-    }
-    rc = store_open(&h->st, h->path, (create ? STORE_CREATE : 0) | h->verify);
-    if (rc) {
-        h->st = NULL;
-        /* The store reads a data file it may not see as no data file; stat()
-         * said why (EACCES): an unreadable store is not an empty one. */
-        if (rc == STORE_ENOSTORE && !have && why != ENOENT && why != ENOTDIR)
-            return why;
-        return rc == ENOENT || rc == STORE_ENOSTORE ? AL_ENOSTORE : al_err_from_store(rc);
-    }
-    h->pid = getpid();
-    if (stat(h->datafile, &sb) == 0) {
-        h->dev = sb.st_dev;
-        h->ino = sb.st_ino;
-    }
-    return 0;
 }
 
 int al_store_open(al_store **out, const char *dir, const char *ns,
@@ -187,7 +106,7 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
         goto fail;
     /* Open now when there is a store, so a damaged or foreign one is
      * reported at once; a missing one waits for the first write. */
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc && rc != AL_ENOSTORE)
         goto fail;
     *out = h;
@@ -217,21 +136,6 @@ void al_store_close(al_store *h)
     free(h->mount);
     free(h->datafile);
     free(h);
-}
-
-const char *al_store_dir(const al_store *h)
-{
-    return h->dir;
-}
-
-const char *al_store_namespace(const al_store *h)
-{
-    return h->ns;
-}
-
-const char *al_store_mount(const al_store *h)
-{
-    return h->mount;
 }
 
 int al_store_path_of(const al_store *h, const char *key, char **path)
@@ -318,7 +222,7 @@ static int put_locked(al_store *h, const char *key, const void *data, size_t len
     *stored_len = len;
     *held = 0;
     u->ref = NULL;
-    if ((rc = attach(h, 1)))
+    if ((rc = al_store_attach(h, 1)))
         return rc;
     /* In flight from before the commit: a catch-up of another writer must
      * not send this version while we do (inflight.c). */
@@ -447,7 +351,7 @@ static int lookup_locked(al_store *h, const char *key, al_entry *e)
 {
     store_entry se;
     store_tomb t;
-    int rc = attach(h, 0);
+    int rc = al_store_attach(h, 0);
     if (rc)
         return rc;
     rc = store_lookup(h->st, h->ns, key, &se, &t);
@@ -520,7 +424,7 @@ int al_store_get(al_store *h, const char *key, void **data, size_t *len,
     if ((rc = al_key_check(key)))
         return rc;
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc == 0) {
         al_entry tmp;
         rc = store_get(h->st, h->ns, key, data, len, &se, &t);
@@ -545,7 +449,7 @@ int al_store_remove(al_store *h, const char *key, al_entry *e)
     if ((rc = al_key_check(key)))
         return rc;
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc == 0) {
         rc = al_err_from_store(store_remove(h->st, h->ns, key));
         /* Not live here: say when and why, unless the remote holds it
@@ -604,7 +508,7 @@ int al_store_list(al_store *h, al_list_fn fn, void *ctx)
     if (!h || !fn)
         return EINVAL;
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc == 0)
         rc = list_merged(h, &lc);
     pthread_mutex_unlock(&h->mu);
@@ -619,7 +523,7 @@ int al_store_stats(al_store *h, al_stats *out)
         return EINVAL;
     pthread_mutex_lock(&h->mu);
     unsigned how = STORE_COMPRESS_NONE;
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc == 0)
         rc = al_err_from_store(store_stats_get(h->st, &s));
     if (rc == 0)
@@ -641,24 +545,6 @@ int al_store_stats(al_store *h, al_stats *out)
     return 0;
 }
 
-int al_store_lock(al_store *h, int create, store **st, al_tier ***tp)
-{
-    pthread_mutex_lock(&h->mu);
-    int rc = attach(h, create);
-    if (rc) {
-        pthread_mutex_unlock(&h->mu);
-        return rc;
-    }
-    *st = h->st;
-    *tp = &h->tier;
-    return 0;
-}
-
-void al_store_unlock(al_store *h)
-{
-    pthread_mutex_unlock(&h->mu);
-}
-
 const char *al_store_remote_message(const al_store *h)
 {
     return h ? al_tier_message(h->tier) : "";
@@ -669,7 +555,7 @@ const char *al_store_remote_message(const al_store *h)
 static int stats_locked(al_store *h, store_stats *s)
 {
     pthread_mutex_lock(&h->mu);
-    int rc = attach(h, 0);
+    int rc = al_store_attach(h, 0);
     if (rc == 0)
         rc = al_err_from_store(store_stats_get(h->st, s));
     pthread_mutex_unlock(&h->mu);
@@ -708,7 +594,7 @@ int al_store_set_compression(al_store *h, unsigned compression)
     if (!h || (compression != AL_COMPRESS_NONE && compression != AL_COMPRESS_ZSTD))
         return EINVAL;
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 1);
+    rc = al_store_attach(h, 1);
     if (rc == 0)
         rc = al_err_from_store(store_compression_set(
             h->st, compression == AL_COMPRESS_ZSTD ? STORE_COMPRESS_ZSTD : STORE_COMPRESS_NONE));
@@ -730,7 +616,7 @@ int al_store_init(al_store *h, uint64_t max_total_bytes,
         || (max_result_bytes && max_result_bytes < AL_MIN_LIMIT))
         return AL_ELIMITS;
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 1);
+    rc = al_store_attach(h, 1);
     if (rc == 0 && (max_total_bytes || max_result_bytes))
         rc = al_err_from_store(store_limits_set(h->st, &lim, nevicted));
     pthread_mutex_unlock(&h->mu);
@@ -819,7 +705,7 @@ int al_store_drop_referenced(al_store *h, const void *text, size_t len,
         goto cleanup;
     }
     pthread_mutex_lock(&h->mu);
-    rc = attach(h, 0);
+    rc = al_store_attach(h, 0);
     if (rc == 0) /* with the remote's names: a key evicted here is removed there too */
         rc = list_merged(h, &lc);
     if (rc == AL_EUNREACHABLE) {

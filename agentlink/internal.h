@@ -217,10 +217,19 @@ typedef int (*al_sink_fn)(void *arg, const void *data, size_t n);
  * after some of its bytes were handed on (never a mix of two versions). */
 int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, al_entry *e);
 
+/* ---- the handle's lock (handle_lock.c) -----------------------------------
+ * Below every file that locks a handle (handle.c, lookup.c, sync.c): they
+ * call down to it, it calls none of them. The handle's fields are
+ * handle_lock.h's, private to agentlink/. */
+
 /* Locks H and attaches its store (CREATE: made when missing): *ST the
- * store, *TP the handle's tier slot. 0 (then unlock with
- * al_store_unlock()), or the attach error (nothing locked). */
+ * store, *TP the handle's tier slot, both valid until al_store_unlock().
+ * 0 (then unlock with al_store_unlock()), or the attach error (nothing
+ * locked): AL_ENOSTORE, ENOTDIR, an errno of the data file, AL_E* store
+ * errors. */
 int al_store_lock(al_store *h, int create, store **st, al_tier ***tp);
+
+/* Unlocks H after a successful al_store_lock(). */
 void al_store_unlock(al_store *h);
 
 #pragma GCC visibility pop

@@ -14,7 +14,6 @@
  * its al_upload holds. */
 #include "agentlink/internal.h"
 #include "tier/tier.h"
-#include "common/array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -221,29 +220,6 @@ void al_tier_return(al_tier *at, al_tier *b)
 }
 
 /* ---- the catch-up: what earlier writes left pending ---------------------- */
-typedef struct pend {
-    char ns[STORE_NAME_MAX + 1], key[STORE_NAME_MAX + 1];
-    uint64_t version;
-} pend;
-
-typedef struct pend_vec {
-    pend *v;
-    size_t n, cap;
-} pend_vec;
-
-static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
-{
-    pend_vec *pv = ctx;
-    pend *v = common_array_grow(pv->v, pv->n, &pv->cap, sizeof *pv->v, 16);
-    if (!v)
-        return ENOMEM;
-    pv->v = v;
-    snprintf(pv->v[pv->n].ns, sizeof pv->v[0].ns, "%s", ns);
-    snprintf(pv->v[pv->n].key, sizeof pv->v[0].key, "%s", key);
-    pv->v[pv->n++].version = version;
-    return 0;
-}
-
 /* One pending tombstone, as tier_sync() sends it: nothing when the name is
  * live here again (its put dropped the removal; the mark goes). */
 static int tomb_send(tier *t, remote_conn *c, store *st, const char *ns, const char *key)
@@ -254,26 +230,20 @@ static int tomb_send(tier *t, remote_conn *c, store *st, const char *ns, const c
     return tier_remove(t, c, ns, key);
 }
 
-typedef struct still {
-    const pend *p;
-    int tomb;
-} still;
-
 static int is_it(const char *ns, const char *key, uint64_t version, void *ctx)
 {
-    still *s = ctx;
-    if (s->tomb)
-        return strcmp(ns, s->p->ns) == 0 && strcmp(key, s->p->key) == 0;
-    return version == s->p->version;
+    const tier_mark *m = ctx;
+    if (m->tomb)
+        return strcmp(ns, m->ns) == 0 && strcmp(key, m->key) == 0;
+    return version == m->version;
 }
 
-/* 1 when P (an upload, or a tombstone with TOMB) is still marked pending:
- * the listing is older than the key's hold, and its writer may have sent
- * it and let it go in between. */
-static int still_pending(store *st, const pend *p, int tomb)
+/* 1 when M (an upload or a tombstone) is still marked pending: the listing
+ * is older than the key's hold, and its writer may have sent it and let
+ * it go in between. */
+static int still_pending(store *st, tier_mark *m)
 {
-    still s = {p, tomb};
-    return (tomb ? store_tomb_pending_list(st, is_it, &s) : store_pending_list(st, is_it, &s)) == 1;
+    return (m->tomb ? store_tomb_pending_list(st, is_it, m) : store_pending_list(st, is_it, m)) == 1;
 }
 
 /* Sends each pending upload, then each pending tombstone, that nobody in
@@ -281,29 +251,25 @@ static int still_pending(store *st, const pend *p, int tomb)
 static void catch_up(al_upload *u)
 {
     tier *t = u->ref->t;
-    pend_vec pv = {0};
-    size_t uploads = 0;
+    tier_mark *v;
+    size_t n;
     if (!tier_has_pending(t))
         return;
-    int rc = store_pending_list(u->st, collect, &pv);
-    if (!rc) {
-        uploads = pv.n;
-        rc = store_tomb_pending_list(u->st, collect, &pv);
-    }
-    for (size_t i = 0; !rc && i < pv.n; i++) {
-        pend *p = &pv.v[i];
-        if (!al_inflight_take(u->dev, u->ino, p->ns, p->key))
+    int rc = tier_pending_list(t, &v, &n);
+    for (size_t i = 0; !rc && i < n; i++) {
+        tier_mark *m = &v[i];
+        if (!al_inflight_take(u->dev, u->ino, m->ns, m->key))
             continue; /* its writer (or another catch-up) is sending it */
-        if (!still_pending(u->st, p, i >= uploads))
+        if (!still_pending(u->st, m))
             rc = 0; /* sent since the listing */
         else
-            rc = i < uploads ? tier_upload(t, u->c, p->ns, p->key, p->version, NULL)
-                             : tomb_send(t, u->c, u->st, p->ns, p->key);
+            rc = m->tomb ? tomb_send(t, u->c, u->st, m->ns, m->key)
+                         : tier_upload(t, u->c, m->ns, m->key, m->version, NULL);
         if (rc == STORE_EGONE)
             rc = 0; /* replaced or removed since the listing: its mark went with it */
-        al_inflight_drop(u->dev, u->ino, p->ns, p->key);
+        al_inflight_drop(u->dev, u->ino, m->ns, m->key);
     }
-    free(pv.v);
+    free(v);
 }
 
 void al_tier_upload_run(al_upload *u)

@@ -90,12 +90,8 @@ KNOWN_DEBTS="
 # calls out of the graph; it fails on any other circle, and on a line here
 # whose call is gone: delete the line when the circle is broken.
 CALL_ALLOWANCES="
-agentlink/handle.c -> agentlink/lookup.c
 "
-# Why each is allowed for now:
-# - agentlink/: handle.c calls lookup.c's remote lookups (al_tier_find,
-#   al_tier_names, ...) and lookup.c calls handle.c's al_store_lock() and
-#   al_store_namespace(); the store lock and namespace belong below both.
+# Why each is allowed for now: none is left.
 
 # ---------------------------------------------------------------------------
 if [ "${1:-}" = --debts ]; then

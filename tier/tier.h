@@ -105,6 +105,25 @@ int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *u
  * tombstone), else 0. */
 int tier_has_pending(tier *t);
 
+/* One pending mark of a store: an upload of live version VERSION of (NS,
+ * KEY), or, with TOMB, the tombstone of (NS, KEY) (VERSION: the version
+ * removed). */
+typedef struct tier_mark {
+    char ns[STORE_NAME_MAX + 1];
+    char key[STORE_NAME_MAX + 1];
+    uint64_t version;
+    int tomb;
+} tier_mark;
+
+/* Lists what T's store has pending for the remote: every pending upload,
+ * oldest first, then every pending tombstone, oldest first (each list read
+ * in one read transaction, the two one after the other: a mark may go or
+ * come between them and after). *OUT (yours: free(); NULL when none) gets
+ * *N marks. What tier_sync() walks, and what a writer that sends the
+ * marks itself (the library's catch-up after an upload) lists first.
+ * Errors: ENOMEM, store errors; then *OUT is NULL and *N 0. */
+int tier_pending_list(tier *t, tier_mark **out, size_t *n);
+
 /* Removes (NS, KEY) from the remote: writes its tombstone, then deletes
  * the object (so no host ever finds neither), then drops the store's
  * pending marks of that tombstone (store_remove() set them). Errors:

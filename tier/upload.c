@@ -119,27 +119,42 @@ int tier_put(tier *t, remote_conn *c, const char *ns, const char *key, const voi
     return 0;
 }
 
-typedef struct pend {
-    char ns[STORE_NAME_MAX + 1], key[STORE_NAME_MAX + 1];
-    uint64_t version;
-} pend;
-
-typedef struct pend_vec {
-    pend *v;
+typedef struct mark_vec {
+    tier_mark *v;
     size_t n, cap;
-} pend_vec;
+    int tomb; /* what the listing running now adds */
+} mark_vec;
 
 static int collect(const char *ns, const char *key, uint64_t version, void *ctx)
 {
-    pend_vec *pv = ctx;
-    pend *v = common_array_grow(pv->v, pv->n, &pv->cap, sizeof *pv->v, 16);
+    mark_vec *mv = ctx;
+    tier_mark *v = common_array_grow(mv->v, mv->n, &mv->cap, sizeof *mv->v, 16);
     if (!v)
         return ENOMEM;
-    pv->v = v;
-    snprintf(pv->v[pv->n].ns, sizeof pv->v[0].ns, "%s", ns);
-    snprintf(pv->v[pv->n].key, sizeof pv->v[0].key, "%s", key);
-    pv->v[pv->n++].version = version;
+    mv->v = v;
+    snprintf(mv->v[mv->n].ns, sizeof mv->v[0].ns, "%s", ns);
+    snprintf(mv->v[mv->n].key, sizeof mv->v[0].key, "%s", key);
+    mv->v[mv->n].version = version;
+    mv->v[mv->n++].tomb = mv->tomb;
     return 0;
+}
+
+int tier_pending_list(tier *t, tier_mark **out, size_t *n)
+{
+    mark_vec mv = {0};
+    int rc = store_pending_list(t->st, collect, &mv);
+    if (!rc) {
+        mv.tomb = 1;
+        rc = store_tomb_pending_list(t->st, collect, &mv);
+    }
+    if (rc) {
+        free(mv.v);
+        mv.v = NULL;
+        mv.n = 0;
+    }
+    *out = mv.v;
+    *n = mv.n;
+    return rc;
 }
 
 /* One pending tombstone: written as tier_remove() does, unless the name
@@ -158,27 +173,23 @@ static int tomb_send(tier *t, remote_conn *c, const char *ns, const char *key)
 
 int tier_sync(tier *t, remote_conn *c, tier_report_fn fn, void *ctx, unsigned *uploaded, unsigned *left)
 {
-    pend_vec pv = {0};
+    tier_mark *v;
+    size_t n;
     unsigned up = 0, bad = 0;
-    size_t uploads = 0;
-    int rc = store_pending_list(t->st, collect, &pv);
-    if (!rc) {
-        uploads = pv.n;
-        rc = store_tomb_pending_list(t->st, collect, &pv);
-    }
-    for (size_t i = 0; !rc && i < pv.n; i++) {
-        int r = i < uploads ? tier_upload(t, c, pv.v[i].ns, pv.v[i].key, pv.v[i].version, NULL)
-                            : tomb_send(t, c, pv.v[i].ns, pv.v[i].key);
+    int rc = tier_pending_list(t, &v, &n);
+    for (size_t i = 0; i < n; i++) {
+        int r = v[i].tomb ? tomb_send(t, c, v[i].ns, v[i].key)
+                          : tier_upload(t, c, v[i].ns, v[i].key, v[i].version, NULL);
         if (r == STORE_EGONE)
             continue; /* replaced or removed since the listing: its mark went with it */
         if (fn)
-            fn(ctx, pv.v[i].ns, pv.v[i].key, r, r ? remote_conn_message(c) : "");
+            fn(ctx, v[i].ns, v[i].key, r, r ? remote_conn_message(c) : "");
         if (r)
             bad++;
         else
             up++;
     }
-    free(pv.v);
+    free(v);
     if (uploaded)
         *uploaded = up;
     if (left)

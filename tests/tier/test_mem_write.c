@@ -176,6 +176,41 @@ static void sync_should_upload_oldest_first_and_keep_failures_pending(void **sta
     mfx_assert_object(f, "other/k2", "two!", 4);
 }
 
+/* The marks as tier_sync() and the library's catch-up walk them: uploads
+ * oldest first with their versions, then tombstones; nothing when none. */
+static void pending_list_should_give_uploads_oldest_first_then_tombstones(void **state)
+{
+    struct mfx *f = *state;
+    tier_mark *v = (tier_mark *)1;
+    size_t n = 9;
+    store_entry e1, e2, er;
+    assert_int_equal(tier_pending_list(f->ta, &v, &n), 0);
+    assert_null(v);
+    assert_int_equal(n, 0);
+    assert_int_equal(tier_put(f->ta, f->ca, "ns", "r", "bytes", 5, NULL, NULL, &er), 0);
+    assert_int_equal(store_put(f->a, "ns", "k1", "one", 3, NULL, &e1), 0);
+    assert_int_equal(store_remove(f->a, "ns", "r"), 0);
+    assert_int_equal(store_put(f->a, "other", "k2", "two!", 4, NULL, &e2), 0);
+    assert_int_equal(tier_pending_list(f->ta, &v, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(v[0].ns, "ns");
+    assert_string_equal(v[0].key, "k1");
+    assert_int_equal(v[0].version, e1.version);
+    assert_int_equal(v[0].tomb, 0);
+    assert_string_equal(v[1].ns, "other");
+    assert_string_equal(v[1].key, "k2");
+    assert_int_equal(v[1].version, e2.version);
+    assert_int_equal(v[1].tomb, 0);
+    assert_string_equal(v[2].ns, "ns");
+    assert_string_equal(v[2].key, "r");
+    assert_int_equal(v[2].version, er.version);
+    assert_int_equal(v[2].tomb, 1);
+    free(v);
+    /* listing sends nothing and clears nothing */
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_PUT), 1);
+    assert_int_equal(mfx_pending(f->a), 3);
+}
+
 static int tomb_there(void *arg, remote_mem_op op, const char *name)
 {
     struct mfx *f = arg;
@@ -353,6 +388,8 @@ int main(void)
                                         mfx_teardown),
         cmocka_unit_test_setup_teardown(sync_should_upload_oldest_first_and_keep_failures_pending, mfx_setup,
                                         mfx_teardown),
+        cmocka_unit_test_setup_teardown(pending_list_should_give_uploads_oldest_first_then_tombstones,
+                                        mfx_setup, mfx_teardown),
         cmocka_unit_test_setup_teardown(remove_should_write_the_tombstone_before_deleting, mfx_setup,
                                         mfx_teardown),
         cmocka_unit_test_setup_teardown(failed_remove_should_stay_pending_until_sync, mfx_setup, mfx_teardown),
