@@ -372,6 +372,7 @@ struct ofs_metrics_server {
     struct MHD_Daemon *httpd;
     pthread_t thread;
     int stop_fd;                 /* eventfd: written to end the loop */
+    int listen_fd;               /* libmicrohttpd's listening socket (it owns it) */
     unsigned used;               /* places taken */
     struct metrics_place place[METRICS_CONN_MAX];
 };
@@ -452,19 +453,28 @@ static int cut_late(struct ofs_metrics_server *srv, uint64_t now)
 }
 
 /* The server's thread: libmicrohttpd's rounds, and the cuts between them,
- * until stop_fd is written. */
+ * until stop_fd is written.
+ * At its connection limit libmicrohttpd takes the listening socket out of
+ * its epoll set, and puts it back only at the start of a later round. A
+ * round that closes the last connections therefore leaves nothing in the
+ * set to wake the loop: the next client would wait in the backlog for
+ * ever. So while a place is free the loop also polls the listening socket
+ * itself (not while every place is taken: it would be ready at once, and
+ * the loop would spin). */
 static void *serve_loop(void *arg)
 {
     struct ofs_metrics_server *srv = arg;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->httpd, MHD_DAEMON_INFO_EPOLL_FD);
-    struct pollfd pfd[2] = {{di ? di->epoll_fd : -1, POLLIN, 0}, {srv->stop_fd, POLLIN, 0}};
+    struct pollfd pfd[3] = {{di ? di->epoll_fd : -1, POLLIN, 0}, {srv->stop_fd, POLLIN, 0},
+                            {-1, POLLIN, 0}};
     for (;;) {
         MHD_UNSIGNED_LONG_LONG mhd_ms;
         int wait = cut_late(srv, common_clock_ms()); /* at most METRICS_REQUEST_MS */
         if (MHD_get_timeout(srv->httpd, &mhd_ms) == MHD_YES
             && (wait < 0 || mhd_ms < (MHD_UNSIGNED_LONG_LONG)wait))
             wait = mhd_ms < 60000 ? (int)mhd_ms : 60000;
-        if (poll(pfd, 2, wait) < 0 && errno != EINTR)
+        pfd[2].fd = srv->used < METRICS_CONN_MAX ? srv->listen_fd : -1;
+        if (poll(pfd, 3, wait) < 0 && errno != EINTR)
             break; /* not expected: the daemon goes on without metrics */
         if (pfd[1].revents)
             break;
@@ -489,6 +499,7 @@ static int server_start(struct ofs_metrics_server *srv, struct ofs *fs, int list
         on_completed, srv, MHD_OPTION_END);
     if (!srv->httpd)
         return EIO;
+    srv->listen_fd = listen_fd;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* the server's thread inherits it */
     rc = pthread_create(&srv->thread, NULL, serve_loop, srv);

@@ -89,7 +89,7 @@ run_suite() { # run_suite KIND PATH CMD...
     [ "$kind" = sh ] && grep -q '^# run.sh: alone' "$suite" && alone=1
     [ -n "$alone" ] && drain
     while [ ${#job_suite[@]} -ge "$jobs_max" ]; do reap; done
-    timeout 600 "$@" >"$log" 2>&1 </dev/null &
+    timeout 1200 "$@" >"$log" 2>&1 </dev/null &
     job_suite[$!]=$suite job_kind[$!]=$kind job_log[$!]=$log job_start[$!]=$SECONDS
     [ -n "$alone" ] && drain
     return 0

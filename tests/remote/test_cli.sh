@@ -4,6 +4,7 @@
 # stats (URL, never a secret), put/offload uploading (exit 0), pending when
 # the remote is stopped (exit 5, a stderr line, output as usual), sync,
 # rm and drop-referenced leaving tombstones, gc --remote, --remote none.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 AL=$T_BUILD/agentlink

@@ -5,6 +5,7 @@
 # the reads per second and the p99 of one result's open+read.
 # Also: a put killed mid-upload stays pending and sync sends it; radosgw
 # killed -9 and started again: reads work again without a remount.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"

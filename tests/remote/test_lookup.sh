@@ -7,6 +7,7 @@
 # with radosgw stopped a key not here is "unknown" (exit 6, a message
 # naming the remote), never "evicted" or "never written". A result pending
 # on A is "no such key" on B until A's sync sends it.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 . "$(dirname "$0")/lib.sh"

@@ -22,6 +22,7 @@
 #   and doc/operating.md's remote alert, evaluated as written, fires.
 #   The mount's reads and evicted reads count remote reads too.
 # Under make test-valgrind the daemon runs under memcheck.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../metrics/prom.sh"
 . "$(dirname "$0")/lib.sh"

@@ -7,6 +7,7 @@
 #   from the remote; radosgw stopped: EIO within the bound, local results
 #   unaffected, a write pending (exit 5) then synced; back again: reads
 #   work without a remount.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"

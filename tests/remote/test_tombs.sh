@@ -7,6 +7,7 @@
 # the tombstone and deletes the object, so B answers ENODATA. A name
 # written again before the tombstone went out is live: its put drops the
 # pending tombstone, and sync leaves the new object alone.
+# run.sh: alone (stops the radosgw the other remote suites share)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
 . "$(dirname "$0")/lib.sh"
