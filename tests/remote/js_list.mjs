@@ -4,7 +4,8 @@
 // OFL_MODE "up": every name is listed, a marker held only on the remote is
 // found, glob matches names held only on the remote. "down" (the remote at
 // a closed port): the results held here are listed, and each answer says,
-// where the model sees it, that it is incomplete.
+// where the model sees it, that it is incomplete. "mixed": the listing
+// answers (the CLI reaches the remote), the mount's daemon does not (EIO).
 import assert from "node:assert/strict";
 import test from "node:test";
 import { OffloadBackend } from "../../agentlink/js/index.js";
@@ -77,6 +78,14 @@ if (UP) {
     const ls = model.toolResult("l1").content.split("\n");
     assert.equal(ls[0], "/large_tool_results/call_b_0.txt (14 bytes)");
     assert.ok(ls.includes("/large_tool_results/call_r_0999.txt (12 bytes)"), ls.slice(0, 3).join("\n"));
+  });
+} else if (process.env.OFL_MODE === "mixed") {
+  test("grep whose reads of results held only on the remote fail (EIO): the note, not an error", async () => {
+    const r = await backend().grep("MARKER-remote-only", "/", "call_r_123*.txt");
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.matches.length, 1, JSON.stringify(r.matches));
+    assert.match(r.matches[0].path, /^\/! INCOMPLETE ANSWER .*were searched.*Cause: .*call_r_123\d\.txt.*EIO/s);
+    assert.equal(r.matches[0].path, `/${r.partial}`);
   });
 } else {
   test("ls with the remote down: a first entry says the answer is incomplete, then the results held here", async () => {

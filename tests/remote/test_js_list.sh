@@ -82,6 +82,8 @@ t_eq "offloadfs on B exits 0 after unmount" "$rc" 0
 export OFFLOADFS_REMOTE_STALL_SECONDS=1 OFFLOADFS_REMOTE_RETRIES=0
 AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED \
     t_check "mount B, its remote at a closed port $CLOSED" m_mount "$B" "$MB" -o remote_stall=1,remote_retries=0
+# The listing reaches the remote, the daemon's reads do not.
+run_node mixed "$MB"
 run_node down "$MB" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED
 run_node down "$T_TMP/nomount" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED
 m_umount "$MB"; rc=$?
