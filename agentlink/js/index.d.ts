@@ -19,6 +19,17 @@ import type {
   WriteResult,
 } from "deepagents";
 
+/**
+ * Set on an `ls`, `glob` or `grep` answer that is incomplete: the store's
+ * remote could not be reached, so only the results held on this host are in
+ * it. The same text is also the path of a first entry (ls, glob) or match
+ * (grep), starting with "!", so that the model sees it through deepagents'
+ * tools; that entry is no file.
+ */
+export interface PartialAnswer {
+  partial?: string;
+}
+
 /** Options of {@link OffloadBackend}; each one: option > environment > default. */
 export interface OffloadBackendOptions {
   /**
@@ -73,8 +84,11 @@ export declare class OffloadBackend implements BackendProtocolV2 {
   /** The agentlink CLI this backend runs. */
   readonly agentlink: string;
 
-  /** Lists the results directly in a directory of the route (names with '/' show as directories). */
-  ls(path: string): Promise<LsResult>;
+  /**
+   * Lists the results directly in a directory of the route (names with '/'
+   * show as directories): every live result, here and on the store's remote.
+   */
+  ls(path: string): Promise<LsResult & PartialAnswer>;
   /** Reads a result by lines (0-based offset, default limit 500), as deepagents' backends do. */
   read(filePath: string, offset?: number, limit?: number): Promise<ReadResult>;
   /** Reads a whole result as FileData (v2); created_at = modified_at = the time it was stored. */
@@ -84,9 +98,13 @@ export declare class OffloadBackend implements BackendProtocolV2 {
   /** Always an error: stored results are read-only. */
   edit(filePath: string, oldString: string, newString: string, replaceAll?: boolean): Promise<EditResult>;
   /** Literal (not regex) search over the results, 1-based line numbers. */
-  grep(pattern: string, path?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult>;
-  /** Results whose path relative to `path` matches the glob pattern (dot files too). */
-  glob(pattern: string, path?: string): Promise<GlobResult>;
+  grep(pattern: string, path?: string | null, glob?: string | null,
+    maxCount?: number | null): Promise<GrepResult & PartialAnswer>;
+  /**
+   * Results whose path relative to `path` matches the glob pattern (dot
+   * files too); an incomplete answer also has `truncated: true`.
+   */
+  glob(pattern: string, path?: string): Promise<GlobResult & PartialAnswer>;
   /** Stores each [path, bytes] pair as `write` does, bytes unchanged. */
   uploadFiles(files: Array<[string, Uint8Array]>): Promise<FileUploadResponse[]>;
   /** The stored bytes of each path; `file_not_found` for never-written or evicted ones. */

@@ -15,18 +15,25 @@
  *   native addon and no npm package at run time; the CLI applies the store's
  *   bound (evicting the oldest results) and fsyncs before it exits, and once
  *   it has exited every running mount shows the new bytes (read-your-writes).
- * - Reads, listings, grep and glob read the files under the offloadfs mount
+ * - Listings (ls, glob, and the names grep searches) come from
+ *   `agentlink ls --json` whether a mount is up or not: every live result
+ *   of the namespace, here and on the store's remote, with no time limit
+ *   while the CLI keeps printing. When the remote cannot be reached the CLI
+ *   lists what is held here and exits 6; the answer then says it is
+ *   incomplete where the model sees it (#partialNote()). The mount's
+ *   readdir cannot say so: it answers within its own wait for the remote.
+ * - Reads (and grep's reads) read the files under the offloadfs mount
  *   with node:fs, as a shell tool would, once the mount has said that it
  *   serves this store and namespace: offloadfs sets user.offloadfs.store and
  *   user.offloadfs.namespace on its root, which Node cannot read, so the CLI
  *   reads them (`agentlink stats --json`, its "mount" member) once per
  *   mount, told apart by mount id, device and the root's ctime (the
  *   daemon's start). When no mount serving them is up at the mount path,
- *   they fall back to the CLI (`agentlink get`, `agentlink ls --json`):
- *   slower (a process per file), same answers, never another namespace's
- *   or another store's.
- *   So they do when the mount's daemon has died (ENOTCONN) or has not
- *   answered within 2 s (stopped, wedged): no call waits on it longer.
+ *   they fall back to the CLI (`agentlink get`): slower (a process per
+ *   file), same answers, never another namespace's or another store's.
+ *   So they do when the mount's daemon has died (ENOTCONN) or a read has
+ *   not answered within 2 s (stopped, wedged): no call waits on it longer,
+ *   and none is shortened by it (the CLI reads the whole result).
  * - A name that is a valid store key is the key. Any other name (nested
  *   paths, a leading dot, control characters) goes through `agentlink key`,
  *   which derives the same key from the same name every time, so reading
@@ -51,10 +58,14 @@ const NAMED_TOOL_PREFIX = `${TOOL}:`;
 const EMPTY_CONTENT_WARNING = "System reminder: File exists but has empty contents";
 /** A derived key ends in '~' and 16 lowercase hex digits (agentlink.h). */
 const DERIVED_KEY = /~[0-9a-f]{16}$/;
-/** No CLI call may hang an agent: each is killed after this long. */
+/**
+ * No CLI call may hang an agent: one that prints nothing for this long is
+ * killed (and the call answers an error saying so). Output restarts the
+ * count, so a long listing or a large result is never cut by it.
+ */
 const CLI_TIMEOUT_MS = 60_000;
 /**
- * A mount access (one read, one listing) that takes longer than this is
+ * A mount access (the root's stat, one read) that takes longer than this is
  * left to finish on its own, and the call asks the CLI instead: a stopped
  * or wedged daemon blocks every access to its mount until it runs again,
  * and must not hang the agent. The CLI reads the store without the daemon.
@@ -77,6 +88,14 @@ const MOUNT_VERDICTS_MAX = 64;
  * is pending upload (`agentlink sync`, or the next write, sends it).
  */
 const EXIT_PENDING = 5;
+/**
+ * The CLI's exit status for "the store's remote could not be reached": for
+ * `ls`, after it printed every result held here (the answer is partial);
+ * for `get`, a result this host does not hold (the answer is unknown).
+ */
+const EXIT_UNREACHABLE = 6;
+/** Results grep reads at once (each a mount read or an `agentlink get`). */
+const GREP_READS_AT_ONCE = 8;
 
 /**
  * Extensions deepagents treats as binary (its getMimeType/isTextMimeType):
@@ -247,8 +266,10 @@ function deadMount(e) {
 const MOUNT_SLOW = "OFFLOADFS_MOUNT_SLOW";
 
 /**
- * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string) }, or
- * { code: null, spawnError } when it could not be started; never rejects.
+ * Runs the CLI. Resolves { code, stdout (Buffer), stderr (string), signal,
+ * timedOut } (timedOut: killed after CLI_TIMEOUT_MS without a byte of
+ * output), or { code: null, spawnError } when it could not be started;
+ * never rejects.
  */
 function runCli(bin, args, input) {
   return new Promise((resolve) => {
@@ -264,9 +285,17 @@ function runCli(bin, args, input) {
     let spawnError = null;
     // Our own timer, not spawn's timeout option: that one is never cleared
     // when the program cannot be started, and would hold the process 60 s.
-    const timer = setTimeout(() => child.kill("SIGKILL"), CLI_TIMEOUT_MS);
-    child.stdout.on("data", (d) => out.push(d));
-    child.stderr.on("data", (d) => err.push(d));
+    // It counts silence, not the whole run: a long listing or a large
+    // result that keeps coming is let finish.
+    let timedOut = false;
+    let timer;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, CLI_TIMEOUT_MS);
+    };
+    arm();
+    child.stdout.on("data", (d) => { out.push(d); arm(); });
+    child.stderr.on("data", (d) => { err.push(d); arm(); });
     child.stdin.on("error", () => {}); // EPIPE when the CLI exits early: its status says why
     child.on("error", (e) => { spawnError = e; });
     child.on("close", (code, signal) => {
@@ -274,6 +303,7 @@ function runCli(bin, args, input) {
       resolve({
         code: spawnError ? null : code,
         signal,
+        timedOut,
         spawnError,
         stdout: Buffer.concat(out),
         stderr: Buffer.concat(err).toString("utf8").trim(),
@@ -395,6 +425,11 @@ export class OffloadBackend {
     }
     for (const d of dirs) files.push({ path: d, is_dir: true, size: 0, modified_at: "" });
     files.sort((a, b) => a.path.localeCompare(b.path));
+    if (listed.partial) {
+      const partial = this.#partialNote("listed", listed.partial);
+      files.unshift({ path: `/${partial}`, is_dir: false, size: 0, modified_at: "" });
+      return { files, partial };
+    }
     return { files };
   }
 
@@ -536,25 +571,41 @@ export class OffloadBackend {
       const re = globToRegExp(glob);
       targets = targets.filter((e) => re.test(e.name.slice(e.name.lastIndexOf("/") + 1)));
     }
+    targets = targets.filter((e) => !isBinaryName(e.name));
     targets.sort((a, b) => a.name.localeCompare(b.name));
     const cap = maxCount === null || maxCount === undefined ? Infinity : maxCount;
     const matches = [];
     let truncated = false;
-    outer: for (const e of targets) {
-      if (isBinaryName(e.name)) continue;
-      const got = await this.#readBytes(`/${e.name}`, "searching");
-      if (got.error) {
-        if (got.evicted || got.missing) continue; // evicted since the listing
-        return { error: got.error };
-      }
-      const lines = got.bytes.toString("utf8").split("\n");
-      for (let i = 0; i < lines.length; i++) {
-        if (!lines[i].includes(pattern)) continue;
-        if (matches.length >= cap) { truncated = true; break outer; }
-        matches.push({ path: `/${e.name}`, line: i + 1, text: lines[i] });
+    let unread = null; // why results held only on the remote could not be read
+    // A few reads at a time (results only on the remote are each a fetch),
+    // their matches taken in path order.
+    outer: for (let at = 0; at < targets.length; at += GREP_READS_AT_ONCE) {
+      const batch = targets.slice(at, at + GREP_READS_AT_ONCE);
+      const got = await Promise.all(batch.map((e) => this.#readBytes(`/${e.name}`, "searching")));
+      for (let j = 0; j < batch.length; j++) {
+        const g = got[j];
+        if (g.error) {
+          if (g.evicted || g.missing) continue; // evicted since the listing
+          if (g.unreachable) { unread ??= g.error; continue; }
+          return { error: g.error };
+        }
+        const lines = g.bytes.toString("utf8").split("\n");
+        for (let i = 0; i < lines.length; i++) {
+          if (!lines[i].includes(pattern)) continue;
+          if (matches.length >= cap) { truncated = true; break outer; }
+          matches.push({ path: `/${batch[j].name}`, line: i + 1, text: lines[i] });
+        }
       }
     }
-    return truncated ? { matches, truncated } : { matches };
+    const out = truncated ? { matches, truncated } : { matches };
+    if (listed.partial || unread) {
+      // First, so that it is seen whatever the output mode: deepagents
+      // shows only the paths for files_with_matches. Not `truncated`: the
+      // grep tool would add that the match count cap was hit.
+      out.partial = this.#partialNote("searched", listed.partial ?? unread);
+      matches.unshift({ path: `/${out.partial}`, line: 0, text: "(no match: see the note in the path)" });
+    }
+    return out;
   }
 
   /**
@@ -575,6 +626,11 @@ export class OffloadBackend {
       .filter((e) => e.name.startsWith(prefix) && re.test(e.name.slice(prefix.length)))
       .map((e) => this.#info(e));
     files.sort((a, b) => a.path.localeCompare(b.path));
+    if (listed.partial) {
+      const partial = this.#partialNote("matched", listed.partial);
+      files.unshift({ path: `/${partial}`, is_dir: false, size: 0, modified_at: "" });
+      return { files, truncated: true, partial };
+    }
     return { files };
   }
 
@@ -639,6 +695,10 @@ export class OffloadBackend {
         ? `the offloadfs store is unavailable: the agentlink CLI '${this.#cli}' was not found ` +
           "(install offloadfs, or pass OffloadBackend the agentlink option)"
         : `the offloadfs store is unavailable: cannot run '${this.#cli}': ${r.spawnError.message}`;
+    }
+    if (r.timedOut) {
+      return "the offloadfs store is unavailable: agentlink printed nothing for " +
+        `${CLI_TIMEOUT_MS / 1000} s and was stopped`;
     }
     if (r.signal) return `the offloadfs store is unavailable: agentlink was killed (${r.signal})`;
     return `the offloadfs store is unavailable: ${r.stderr || `agentlink exited with status ${r.code}`}`;
@@ -796,64 +856,62 @@ export class OffloadBackend {
   }
 
   /**
-   * Every live result: { entries: [{ name, key, size, mtime }] } or { error }.
-   * From the mount when it is up (tools through the CLI only when a derived
-   * key needs its name back), else from `agentlink ls --json`.
+   * Every live result of the namespace, here and on the store's remote:
+   * { entries: [{ name, key, size, mtime }], partial? } or { error }.
+   * PARTIAL (the CLI's words) when the remote could not be reached: the
+   * entries are then the results held here only.
+   *
+   * Always `agentlink ls --json`, mount or not: it is the one listing that
+   * is complete or says it is not. The mount's readdir answers within its
+   * own wait for the remote (with the local names and the last snapshot
+   * the daemon has, silently, when the remote is slow or down), and a
+   * readdir plus a stat per name through FUSE took 2.5 s for 726 names,
+   * where one CLI run lists the store in one read transaction and the
+   * remote in one paged LIST. It also carries the tool field, which holds
+   * deepagents' name of a derived key. The run has no time limit as long
+   * as it keeps printing (runCli()).
    */
   async #list() {
-    if (await this.#mountUp()) {
-      let entries;
-      try {
-        entries = await this.#onMount(async () => {
-          const dirents = await fsp.readdir(this.#mount);
-          const stats = await Promise.all(dirents.map(async (key) => {
-            try {
-              const st = await fsp.stat(path.join(this.#mount, key));
-              return { name: key, key, size: st.size, mtime: st.mtime };
-            } catch {
-              return null; // evicted or replaced since readdir
-            }
-          }));
-          return stats.filter(Boolean);
-        });
-      } catch (e) {
-        if (deadMount(e)) return this.#cliList();
-        return { error: `the offloadfs mount ${this.#mount} cannot be read: ${e.message}` };
-      }
-      if (entries.some((e) => DERIVED_KEY.test(e.key))) {
-        const tools = await this.#cliList();
-        if (tools.error) return tools;
-        const byKey = new Map(tools.entries.map((e) => [e.key, e.name]));
-        for (const e of entries) e.name = byKey.get(e.key) ?? e.key;
-      }
-      return { entries };
-    }
-    return this.#cliList();
-  }
-
-  async #cliList() {
     const r = await runCli(this.#cli, this.#cliArgs("--json", "ls"));
     if (noStore(r)) return { entries: [] };
-    if (r.code !== 0) return { error: this.#cliFailure(r) };
+    if (r.code !== 0 && r.code !== EXIT_UNREACHABLE) return { error: this.#cliFailure(r) };
     let rows;
     try {
       rows = JSON.parse(r.stdout.toString("utf8"));
     } catch (e) {
       return { error: `the offloadfs store is unavailable: agentlink ls printed no JSON (${e.message})` };
     }
-    return {
-      entries: rows.map((row) => ({
-        name: typeof row.tool === "string" && row.tool.startsWith(NAMED_TOOL_PREFIX) &&
-          DERIVED_KEY.test(row.key) ? row.tool.slice(NAMED_TOOL_PREFIX.length) : row.key,
-        key: row.key,
-        size: row.size,
-        mtime: new Date(row.created),
-      })),
-    };
+    const entries = rows.map((row) => ({
+      name: typeof row.tool === "string" && row.tool.startsWith(NAMED_TOOL_PREFIX) &&
+        DERIVED_KEY.test(row.key) ? row.tool.slice(NAMED_TOOL_PREFIX.length) : row.key,
+      key: row.key,
+      size: row.size,
+      mtime: new Date(row.created),
+    }));
+    if (r.code === EXIT_UNREACHABLE) {
+      return { entries, partial: r.stderr.replace(/^agentlink: /, "") || "the remote could not be reached" };
+    }
+    return { entries };
   }
 
   /**
-   * The bytes of one result: { bytes, mtime } or { error, evicted?, missing? }.
+   * The note that tells the model an answer is incomplete: the text of a
+   * listing entry's path (ls, glob) or of a grep match's path, and of the
+   * result's `partial` field. It starts with "!" so that it sorts before
+   * every result name (deepagents sorts grep's paths), and says it is no
+   * file. WHAT: what was done with the results held here ("listed").
+   */
+  #partialNote(what, cause) {
+    return `! INCOMPLETE ANSWER (a note from offloadfs, not a file): the store's remote could not ` +
+      `be reached, so only the results held on this host were ${what}; results kept only on the ` +
+      "remote exist but are missing from this answer. Try again later (no tool needs to be run " +
+      `again for this). Cause: ${cause}`;
+  }
+
+  /**
+   * The bytes of one result: { bytes, mtime } or { error, evicted?,
+   * missing?, unreachable? } (unreachable: held only on the store's remote,
+   * which could not be reached).
    * VERB ("reading", "searching") goes into the error text; WANTTIME asks
    * for the write time when reading through the CLI.
    */
@@ -894,7 +952,12 @@ export class OffloadBackend {
             continue;
           }
           if (e.code !== "ENODATA") {
-            return { error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}` };
+            // EIO: the daemon could not reach the store's remote for a
+            // result not held here (doc/remote.md).
+            return {
+              unreachable: e.code === "EIO",
+              error: `Error ${verb} file '${filePath}': the offloadfs mount ${this.#mount} answered ${e.code || e.message}`,
+            };
           }
         }
       } else {
@@ -903,7 +966,9 @@ export class OffloadBackend {
         if (r.code === 3 || (r.code === 1 && (await this.#stat(k.key)).missing)) {
           return this.#missing(filePath, k.key);
         }
-        if (r.code !== 0 && r.code !== 4) return { error: `Error ${verb} file '${filePath}': ${this.#cliFailure(r)}` };
+        if (r.code !== 0 && r.code !== 4) {
+          return { unreachable: r.code === EXIT_UNREACHABLE, error: `Error ${verb} file '${filePath}': ${this.#cliFailure(r)}` };
+        }
         if (r.code === 0) {
           let mtime = new Date();
           if (wantTime) {

@@ -9,11 +9,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { CompositeBackend, StateBackend, createDeepAgent } from "deepagents";
-import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { OffloadBackend } from "../../agentlink/js/index.js";
-import { ScriptedChatModel } from "./scripted.mjs";
+import { runAgent } from "./agentrun.mjs";
 import {
   AGENTLINK, BOUND, BOUND_MOUNT, BOUND_STORE, MOUNT, STORE, bigText, scratch, stats, storedBytes,
 } from "./env.mjs";
@@ -22,18 +20,6 @@ import {
 const textTool = (name, text) => tool(async () => text, {
   name, description: `returns ${text.length} characters`, schema: { type: "object", properties: {} },
 });
-
-/** Runs one agent over BACKEND with TOOLS and the scripted TURNS; returns { model, state }. */
-async function runAgent(backend, tools, turns) {
-  const model = new ScriptedChatModel(turns);
-  const agent = createDeepAgent({
-    model,
-    tools,
-    backend: new CompositeBackend(new StateBackend(), { "/large_tool_results/": backend }),
-  });
-  const state = await agent.invoke({ messages: [new HumanMessage("run the tools")] });
-  return { model, state };
-}
 
 const offload = (store, mount) => new OffloadBackend({ store, mount, agentlink: AGENTLINK });
 
