@@ -32,7 +32,10 @@ if [ ! -f "$dest/.installed" ]; then
     ) 9>"$dest/.lock"
 fi
 if [ "$(readlink "$dir/node_modules" 2>/dev/null)" != "$dest/node_modules" ]; then
-    rm -rf "$dir/node_modules"
-    ln -s "$dest/node_modules" "$dir/node_modules"
+    # Suites run side by side may get here together: the link is made under
+    # another name and renamed into place, which is atomic.
+    if [ -d "$dir/node_modules" ] && [ ! -L "$dir/node_modules" ]; then rm -rf "$dir/node_modules"; fi
+    ln -sfn "$dest/node_modules" "$dir/node_modules.$$"
+    mv -Tf "$dir/node_modules.$$" "$dir/node_modules"
 fi
 echo "$dest"
