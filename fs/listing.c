@@ -17,6 +17,10 @@
  * - A directory handle keeps the snapshot its first remote batch used, so
  *   one ls fetches the listing once, whatever remote_ttl is, and its later
  *   batches and seeks count in the same names.
+ * - Each name keeps the listing's Size and LastModified: readdirplus gives
+ *   remote names their attributes from them (ops.c, lookup.c), and a
+ *   lookup asks the valid listing (ofs_listing_find()) before the remote,
+ *   so ls -l costs the listing and nothing per name.
  * - Between handles a snapshot is reused for remote_ttl seconds; one that
  *   came after its readdir stopped waiting is used by the next readdir
  *   whatever its age. Until a new one comes, the last one is served.

@@ -12,9 +12,9 @@
  *   usable ETag makes no inode (EIO, logged): nothing could pin its
  *   version.
  * - Staleness: a name's remote answer is reused for remote_ttl seconds;
- *   the kernel's entry and attribute timeouts for remote names (and for
- *   negative entries, which another host's write cannot invalidate) are
- *   the same TTL. 0: every lookup asks the remote.
+ *   the kernel's entry and attribute timeouts for remote names are the
+ *   same TTL (a listed name's: what is left of its listing's). 0: every
+ *   lookup asks the remote. Misses: below.
  * - Threads: each FUSE worker uses its own remote connection (conn.c),
  *   so a slow remote holds only the requests that need it.
  * - Faults: every request is bounded (tier/reader.h); a failure is EIO and one
