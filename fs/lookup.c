@@ -27,9 +27,9 @@
  *   store) and its Last-Modified the mtime. A listing has no ETag, so such
  *   a slot is unpinned: its first read (or getxattr, which needs the
  *   metadata) looks the name up, as a lookup would, and pins the slot to
- *   the version found when that version has the listed length and
- *   Last-Modified; else the listed version is gone (ENODATA), and the new
- *   one gets a slot of its own. A slot's attributes never change: the
+ *   the version found when that version has the listed length; else the
+ *   listed version is gone (ENODATA), and the new one gets a slot of its
+ *   own. A slot's attributes never change: the
  *   kernel's caches of an inode stay true. An existing slot with the
  *   listed length and Last-Modified is reused, so an ls after a read
  *   keeps the inode and its pages.
@@ -170,12 +170,16 @@ static void slot_fill(struct rslot *s, const tier_object *in, int set_attrs)
 }
 
 /* 1 when IN is the version slot S stands for: its ETag, or for a slot not
- * pinned yet, its length and Last-Modified (what the listing said). */
+ * pinned yet, any version of the listed length. Last-Modified is not
+ * compared here: a listing's and a HEAD's may be rounded apart by a
+ * server, which would fail every first read of a listed name; a version
+ * of the listed length read whole is one version's exact bytes, all the
+ * contract asks (only its mtime may be the listed one's). */
 static int slot_is(const struct rslot *s, const tier_object *in)
 {
     if (s->etag[0])
         return strcmp(s->etag, in->etag) == 0;
-    return s->e.size == in->length && s->lastmod != 0 && s->lastmod == in->mtime;
+    return s->e.size == in->length;
 }
 
 /* A new slot for KEY (r->lock held), the newest of its key: it replaces

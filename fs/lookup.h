@@ -63,7 +63,7 @@ int ofs_lookup_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e);
 /* What remote inode INO is, for a read (ofs_window_read()): its key,
  * version and length into *O. A listed inode not pinned yet is looked up
  * first (one request, as a lookup): its version must have the listed
- * length and Last-Modified. 0; ENODATA when this mount does not know INO
+ * length. 0; ENODATA when this mount does not know INO
  * or its version is gone (replaced or removed); EIO (logged), ENOMEM. */
 int ofs_lookup_object(struct ofs *fs, fuse_ino_t ino, struct ofs_object *o);
 

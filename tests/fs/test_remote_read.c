@@ -470,13 +470,24 @@ static void listed_name_replaced_before_its_first_read_should_answer_enodata(voi
     assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     assert_true(e.version != x.e[0].version);
     assert_int_equal(e.size, 26);
+    /* Replaced by as many bytes: that version's bytes, exactly, pinned. */
+    mem_put(f, "s", "version one!", 12);
+    ofs_listing_drop(&f->fs, held);
+    held = NULL;
+    x.n = 0;
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.n, 2); /* k (known since), s */
+    mem_put(f, "s", "version two?", 12);
+    assert_int_equal(read_remote(f, (fuse_ino_t)x.e[1].version, 12, 0), 0);
+    assert_int_equal(rep.len, 12);
+    assert_memory_equal(rep.buf, "version two?", 12);
     /* Removed before the first read: ENODATA too. */
     mem_put(f, "j", "abc", 3);
     ofs_listing_drop(&f->fs, held);
     held = NULL;
     x.n = 0;
     assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
-    assert_int_equal(x.n, 2);
+    assert_int_equal(x.n, 3); /* j, k, s */
     remote_mem_remove(f->m, "pre/" NS "/j");
     assert_int_equal(read_remote(f, (fuse_ino_t)x.e[0].version, 3, 0), ENODATA);
     ofs_listing_drop(&f->fs, held);
