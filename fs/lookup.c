@@ -462,6 +462,8 @@ int ofs_lookup_listed(struct ofs *fs, const char *key, uint64_t size, int64_t mt
                       store_entry *e)
 {
     struct ofs_slots *r = fs->slots;
+    if (size == 0)
+        return ENOENT; /* an empty result, or a listing without a Size: ask */
     if (removed_here(fs, key, NULL))
         return ENODATA;
     pthread_mutex_lock(&r->lock);

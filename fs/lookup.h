@@ -50,8 +50,9 @@ int ofs_lookup_name(struct ofs *fs, const char *key, store_entry *e, uint64_t *m
  * slot of the version this mount knew already when it has that length and
  * Last-Modified, or knew of it after AT_MS; else a new slot, pinned to a
  * version (an ETag) only at its first read (ofs_lookup_object()).
- * ENODATA when KEY was removed here and its tombstone is not yet on the
- * remote; ENOMEM. */
+ * ENOENT when SIZE is 0 (an empty result and a listing without a Size look
+ * alike: the caller looks KEY up instead); ENODATA when KEY was removed
+ * here and its tombstone is not yet on the remote; ENOMEM. */
 int ofs_lookup_listed(struct ofs *fs, const char *key, uint64_t size, int64_t mtime, uint64_t at_ms,
                       store_entry *e);
 
