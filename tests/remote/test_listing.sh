@@ -56,6 +56,10 @@ m_mount "$B" "$MB" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=60,prefetch=0 
     { t_not_ok "mount B"; t_done; }
 t_wait_until "$WAIT" has_url "$MB"
 URL_M=$(metrics_url "$MB")
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    case $(readlink "/proc/$(m_pid "$MB")/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
+    *) t_not_ok "the daemon runs under memcheck" ;; esac
+fi
 # fetches : B's fetches so far (each a GET the remote answered or not).
 fetches() {
     curl -sf --max-time 10 "$URL_M" | awk '$1 == "offloadfs_remote_fetches_total{namespace=\"default\"}" {print $2}'
