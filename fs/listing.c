@@ -17,6 +17,10 @@
  * - A directory handle keeps the snapshot its first remote batch used, so
  *   one ls fetches the listing once, whatever remote_ttl is, and its later
  *   batches and seeks count in the same names.
+ * - Each name keeps the listing's Size and LastModified: readdirplus gives
+ *   remote names their attributes from them (ops.c, lookup.c), and a
+ *   lookup asks the valid listing (ofs_listing_find()) before the remote,
+ *   so ls -l costs the listing and nothing per name.
  * - Between handles a snapshot is reused for remote_ttl seconds; one that
  *   came after its readdir stopped waiting is used by the next readdir
  *   whatever its age. Until a new one comes, the last one is served.
@@ -43,10 +47,21 @@
 #define OFS_REMOTE_LIST_BACKOFF_MS 10000u
 #define LIST_FULL E2BIG /* rl_add(): past a bound of names */
 
+/* One name of a listing: where its name starts in the buffer, and what
+ * the listing said of its object. */
+struct rname {
+    size_t off;       /* into the build's buffer */
+    uint64_t size;    /* the object's length: the result's st_size */
+    int64_t mtime;    /* its Last-Modified, Unix seconds */
+};
+
 struct ofs_rlist {
     int refs;      /* under the cache's lock */
     size_t n;
     char **names;  /* sorted, unique; into buf */
+    uint64_t *size; /* of names[i]: the object's length */
+    int64_t *mtime; /* of names[i]: its Last-Modified */
+    uint64_t at;   /* when the lister got it (common_clock_ms()) */
     char *buf;     /* the names, each ended by a NUL */
 };
 
@@ -82,6 +97,8 @@ static void rlist_free(struct ofs_rlist *l)
     if (!l)
         return;
     free(l->names);
+    free(l->size);
+    free(l->mtime);
     free(l->buf);
     free(l);
 }
@@ -127,7 +144,7 @@ void ofs_listing_drop(struct ofs *fs, struct ofs_rlist *l)
  * (the buffer moves as it grows). */
 struct build {
     common_buf names;        /* each name with its NUL */
-    size_t *off;
+    struct rname *off;
     size_t n, ncap, max;
 };
 
@@ -135,17 +152,15 @@ static int rl_add(void *arg, const char *name, uint64_t size, int64_t mtime)
 {
     struct build *b = arg;
     size_t len = strlen(name) + 1;
-    (void)size;
-    (void)mtime;
     if (store_name_check(name, len - 1) != 0)
         return 0; /* not a key this mount could show */
     if (b->n >= b->max || b->names.len + len > OFS_REMOTE_LIST_BYTES)
         return LIST_FULL;
-    size_t *v = common_array_grow(b->off, b->n, &b->ncap, sizeof *v, 256);
+    struct rname *v = common_array_grow(b->off, b->n, &b->ncap, sizeof *v, 256);
     if (!v)
         return ENOMEM;
     b->off = v;
-    b->off[b->n] = b->names.len;
+    b->off[b->n] = (struct rname){b->names.len, size, mtime};
     common_buf_add(&b->names, name, len);
     if (b->names.failed)
         return ENOMEM;
@@ -153,25 +168,45 @@ static int rl_add(void *arg, const char *name, uint64_t size, int64_t mtime)
     return 0;
 }
 
+/* qsort() has no context: the names' buffer travels inside each item. */
+struct sorted {
+    const char *name;
+    uint64_t size;
+    int64_t mtime;
+};
+
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct sorted *)a)->name, ((const struct sorted *)b)->name);
 }
 
-/* The snapshot B was building, sorted and unique (B is emptied). */
+/* The snapshot B was building, sorted and unique (B is emptied); of two
+ * entries of one name (a server listing it twice), the last sorted
+ * stays, whichever it is: both are answers of the same listing. */
 static struct ofs_rlist *build_finish(struct build *b)
 {
     struct ofs_rlist *l = calloc(1, sizeof *l);
-    if (!l || (b->n && !(l->names = malloc(b->n * sizeof *l->names)))) {
-        free(l);
+    struct sorted *t = b->n ? malloc(b->n * sizeof *t) : NULL;
+    if (!l || (b->n && (!t || !(l->names = malloc(b->n * sizeof *l->names)) ||
+                        !(l->size = malloc(b->n * sizeof *l->size)) ||
+                        !(l->mtime = malloc(b->n * sizeof *l->mtime))))) {
+        if (l)
+            rlist_free(l);
+        free(t);
         return NULL;
     }
     for (size_t i = 0; i < b->n; i++)
-        l->names[i] = b->names.p + b->off[i];
-    qsort(l->names, b->n, sizeof *l->names, by_name);
-    for (size_t i = 0; i < b->n; i++)
-        if (l->n == 0 || strcmp(l->names[l->n - 1], l->names[i]) != 0)
-            l->names[l->n++] = l->names[i];
+        t[i] = (struct sorted){b->names.p + b->off[i].off, b->off[i].size, b->off[i].mtime};
+    if (b->n)
+        qsort(t, b->n, sizeof *t, by_name);
+    for (size_t i = 0; i < b->n; i++) {
+        if (l->n > 0 && strcmp(l->names[l->n - 1], t[i].name) == 0)
+            l->n--;
+        l->names[l->n] = (char *)(uintptr_t)t[i].name;
+        l->size[l->n] = t[i].size;
+        l->mtime[l->n++] = t[i].mtime;
+    }
+    free(t);
     l->buf = b->names.p;
     l->refs = 1;
     free(b->off);
@@ -240,7 +275,7 @@ static void *lister(void *arg)
             rlist_put(rl->last);
             rl->last = fresh;
             rl->unused = 1;
-            rl->at = common_clock_ms();
+            rl->at = fresh->at = common_clock_ms();
         } else if (rc != ECANCELED) {
             rl->retry_at = common_clock_ms() + OFS_REMOTE_LIST_BACKOFF_MS;
         }
@@ -334,7 +369,34 @@ int ofs_listing_names(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, c
     for (size_t i = l && after ? first_after(l, after) : 0; l && i < l->n && rc == 0; i++) {
         if (store_lookup(fs->st, fs->ns, l->names[i], NULL, NULL) == 0)
             continue; /* live here: listed with the local names */
-        rc = fn(l->names[i], ctx);
+        struct ofs_listed one = {l->names[i], l->size[i], l->mtime[i], l->at};
+        rc = fn(&one, ctx);
     }
+    return rc;
+}
+
+int ofs_listing_find(struct ofs *fs, const char *key, struct ofs_listed *out)
+{
+    struct ofs_rlists *rl = fs->rlists;
+    int rc = ENOENT;
+    if (!rl)
+        return ENOENT;
+    pthread_mutex_lock(&rl->lock);
+    const struct ofs_rlist *l = rl->last;
+    if (l && common_clock_ms() - l->at < (uint64_t)fs->remote_ttl * 1000u) {
+        size_t lo = 0, hi = l->n;
+        while (lo < hi) { /* the first name at or after KEY */
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(l->names[mid], key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < l->n && strcmp(l->names[lo], key) == 0) {
+            *out = (struct ofs_listed){NULL, l->size[lo], l->mtime[lo], l->at};
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&rl->lock);
     return rc;
 }

@@ -26,9 +26,21 @@ struct ofs_rlist;
 int ofs_listing_init(struct ofs *fs);
 void ofs_listing_free(struct ofs *fs);
 
+/* One name of a listing, as the remote listed it: the object's length
+ * (the result's st_size: an object holds exactly the result's bytes) and
+ * Last-Modified (Unix seconds), and when the listing was fetched
+ * (common_clock_ms()). A listing carries no ETag and no metadata (tool,
+ * write time, original size): lookup.c pins the version at the first read. */
+struct ofs_listed {
+    const char *key;   /* valid during the call only; NULL from ofs_listing_find() */
+    uint64_t size;
+    int64_t mtime;
+    uint64_t at_ms;
+};
+
 /* Called by ofs_listing_names() per name; nonzero stops the listing (and is
  * returned). */
-typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
+typedef int (*ofs_remote_name_fn)(const struct ofs_listed *name, void *ctx);
 
 /* Calls FN for each result name of the namespace the remote holds that
  * sorts after AFTER (NULL: all) and is not live in the local store, in
@@ -44,6 +56,13 @@ typedef int (*ofs_remote_name_fn)(const char *key, void *ctx);
  * interrupted). */
 int ofs_listing_names(struct ofs *fs, fuse_req_t req, struct ofs_rlist **held, const char *after,
                     ofs_remote_name_fn fn, void *ctx);
+
+/* What the last listing says of KEY, into *OUT, when that listing is
+ * younger than remote_ttl seconds (valid): 0; ENOENT when there is no
+ * valid listing or it does not hold KEY (which says nothing: the name may
+ * be newer than the listing). Never fetches, never waits for the lister;
+ * does not look at the local store. */
+int ofs_listing_find(struct ofs *fs, const char *key, struct ofs_listed *out);
 
 /* Drops a snapshot a directory handle held (NULL is fine). */
 void ofs_listing_drop(struct ofs *fs, struct ofs_rlist *l);

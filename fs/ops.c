@@ -5,6 +5,7 @@
  * Nothing here keeps per-inode state: an inode number is a store version id,
  * so every answer can be computed from the store alone (see fs.h).
  */
+#include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/conn.h"
 #include "fs/counters.h"
@@ -76,6 +77,14 @@ static void entry_param(struct ofs *fs, const store_entry *e,
     entry_stat(fs, e, &ep->attr);
 }
 
+/* Seconds left of the validity of a listing fetched at AT_MS
+ * (common_clock_ms()): listed attributes are valid as long as it is. */
+static double listed_ttl(const struct ofs *fs, uint64_t at_ms)
+{
+    uint64_t age = common_clock_ms() - at_ms, ttl = (uint64_t)fs->remote_ttl * 1000u;
+    return age < ttl ? (double)(ttl - age) / 1000.0 : 0.0;
+}
+
 /* ---- init ------------------------------------------------------------- */
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -99,10 +108,33 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 /* ---- lookup / getattr ------------------------------------------------- */
 
+/* KEY's remote answer for a lookup: from the last listing while it is
+ * valid (no request: listing.c, lookup.c), else from the remote. 0 and
+ * *EP; ENOENT with *MISS_LEFT (ms); ENODATA, EIO, ENOMEM. */
+static int remote_lookup(struct ofs *fs, const char *name, struct fuse_entry_param *ep,
+                         uint64_t *miss_left)
+{
+    struct ofs_listed l;
+    store_entry e;
+    double ttl = fs->remote_ttl;
+    int rc;
+    *miss_left = 0;
+    if (ofs_listing_find(fs, name, &l) == 0 &&
+        ofs_lookup_listed(fs, name, l.size, l.mtime, l.at_ms, &e) == 0) {
+        ttl = listed_ttl(fs, l.at_ms);
+    } else if ((rc = ofs_lookup_name(fs, name, &e, miss_left)) != 0) {
+        return rc;
+    }
+    entry_param(fs, &e, ep);
+    ep->entry_timeout = ep->attr_timeout = ttl;
+    return 0;
+}
+
 static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
                      struct fuse_entry_param *ep)
 {
     store_entry e;
+    uint64_t miss_left = 0;
     int rc;
     if (parent != ROOT_INO)
         return ENOTDIR;
@@ -113,11 +145,8 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
     }
     rc = ofs_errno(rc);
     if (fs->tier && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
-        if ((rc = ofs_lookup_name(fs, name, &e)) == 0) {
-            entry_param(fs, &e, ep);
-            ep->entry_timeout = ep->attr_timeout = fs->remote_ttl;
+        if ((rc = remote_lookup(fs, name, ep, &miss_left)) == 0)
             return 0;
-        }
     }
     if (rc == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
@@ -125,9 +154,10 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
         ofs_count(&fs->count.missing_lookups, 1);
         /* A negative entry the kernel may cache: the watcher invalidates the
          * name as soon as it is written here; another host's write it cannot
-         * see, so with a remote the TTL bounds it. */
+         * see, so with a remote the kernel keeps it only as long as the
+         * daemon's own miss stays true (lookup.h, OFS_REMOTE_MISS_MS). */
         memset(ep, 0, sizeof *ep);
-        ep->entry_timeout = fs->tier ? fs->remote_ttl : fs->timeout;
+        ep->entry_timeout = fs->tier ? (double)miss_left / 1000.0 : fs->timeout;
         return 0;
     }
     OFS_DEBUG(fs, "offloadfs: lookup '%s': %s\n", name, strerror(rc));
@@ -228,9 +258,10 @@ static int read_send(const struct iovec *iov, size_t iovcnt, size_t total, void 
 static void op_read_remote(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 {
     struct ofs_object o;
-    if (ofs_lookup_object(fs, ino, &o)) {
-        ofs_count(&fs->count.evicted_reads, 1);
-        fuse_reply_err(req, ENODATA);
+    int err = ofs_lookup_object(fs, ino, &o);
+    if (err) {
+        ofs_count(&fs->count.evicted_reads, err == ENODATA);
+        fuse_reply_err(req, err);
         return;
     }
     ofs_window_read(fs, ofs_conn_get(fs), req, &o, size, off);
@@ -348,13 +379,17 @@ static int rd_key(const char *key, size_t keylen, const store_entry *e, void *vc
     return 0;
 }
 
-/* A name only the remote holds: a plain entry, and in readdirplus one
- * without attributes (ino 0), so the kernel looks it up when asked. */
-static int rd_remote(const char *key, void *vctx)
+/* A name only the remote holds. In readdirplus it comes with the
+ * listing's size and mtime and an inode (lookup.c), valid as long as the
+ * listing, so ls -l asks nothing more per name; a name the listing cannot
+ * give an inode (removed here, no memory) goes without attributes (ino 0)
+ * and the kernel looks it up when asked. */
+static int rd_remote(const struct ofs_listed *l, void *vctx)
 {
     struct rd_ctx *c = vctx;
     struct fuse_entry_param ep;
-    size_t need, room = c->size - c->used, keylen = strlen(key);
+    store_entry e;
+    size_t need, room = c->size - c->used, keylen = strlen(l->key);
     if (c->skip > 0) {
         c->skip--;
         c->pos++;
@@ -363,13 +398,17 @@ static int rd_remote(const char *key, void *vctx)
     memset(&ep, 0, sizeof ep);
     ep.attr.st_mode = S_IFREG;
     ep.attr.st_ino = (ino_t)(OFS_REMOTE_INO_BASE - 1); /* d_ino only */
-    need = c->plus ? fuse_add_direntry_plus(c->req, c->buf + c->used, room, key, &ep, c->pos + 1)
-                   : fuse_add_direntry(c->req, c->buf + c->used, room, key, &ep.attr, c->pos + 1);
+    if (c->plus && ofs_lookup_listed(c->fs, l->key, l->size, l->mtime, l->at_ms, &e) == 0) {
+        entry_param(c->fs, &e, &ep);
+        ep.entry_timeout = ep.attr_timeout = listed_ttl(c->fs, l->at_ms);
+    }
+    need = c->plus ? fuse_add_direntry_plus(c->req, c->buf + c->used, room, l->key, &ep, c->pos + 1)
+                   : fuse_add_direntry(c->req, c->buf + c->used, room, l->key, &ep.attr, c->pos + 1);
     if (need > room)
         return RD_FULL;
     c->used += need;
     c->pos++;
-    memcpy(c->dir->key, key, keylen + 1);
+    memcpy(c->dir->key, l->key, keylen + 1);
     c->dir->pos = c->pos;
     c->dir->remote = 1;
     return 0;
@@ -574,8 +613,8 @@ static int xattr_entry(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
     if (ino == ROOT_INO)
         return ENODATA;
-    if (ofs_remote_ino(ino))
-        return ofs_lookup_entry(fs, ino, e);
+    if (ofs_remote_ino(ino)) /* a listed inode's metadata: one lookup */
+        return ofs_lookup_meta(fs, ino, e);
     return ofs_errno(store_version_stat(fs->st, fs->ns, ino, e, NULL));
 }
 

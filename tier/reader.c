@@ -92,6 +92,7 @@ static void object_from_info(tier_object *obj, const remote_info *in)
     obj->length = in->length;
     obj->size = in->size;
     obj->created = in->created > 0 ? in->created : 0;
+    obj->mtime = in->mtime > 0 ? in->mtime : 0;
     if (in->etag && strlen(in->etag) <= TIER_ETAG_MAX)
         memcpy(obj->etag, in->etag, strlen(in->etag) + 1);
     if (in->tool && strlen(in->tool) <= STORE_TOOL_MAX) {

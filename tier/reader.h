@@ -110,6 +110,8 @@ typedef struct tier_object {
     uint64_t length;                 /* bytes of the object (of the result as stored) */
     uint64_t size;                   /* bytes before any cut (the original size) */
     int64_t created;                 /* Unix seconds of the write, 0 when unknown */
+    int64_t mtime;                   /* the object's Last-Modified, Unix seconds, 0 when
+                                        unknown: what a listing gives for it */
     char etag[TIER_ETAG_MAX + 1];    /* the version, "" when the server sent none usable */
     int has_tool;                    /* tool holds the writer's tool name */
     char tool[STORE_TOOL_MAX + 1];

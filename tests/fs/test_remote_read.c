@@ -147,12 +147,16 @@ static int read_remote(struct fx *f, fuse_ino_t ino, size_t size, off_t off)
 {
     struct ofs_object o;
     int replies = rep.replies;
-    if (ofs_lookup_object(&f->fs, ino, &o))
-        return ENODATA;
+    int err = ofs_lookup_object(&f->fs, ino, &o);
+    if (err)
+        return err;
     ofs_window_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, size, off);
     assert_int_equal(rep.replies, replies + 1); /* exactly one reply */
     return rep.err;
 }
+
+/* ofs_lookup_name()'s ms left of a miss, where a test does not look. */
+static uint64_t miss;
 
 static uint64_t count(_Atomic uint64_t *c)
 {
@@ -167,7 +171,7 @@ static void lookup_should_give_an_inode_and_keep_the_first_bytes_as_a_window(voi
     char *data = pattern(5000, 1);
     store_entry e;
     mem_put(f, "small", data, 5000);
-    assert_int_equal(ofs_lookup_name(&f->fs, "small", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "small", &e, &miss), 0);
     assert_true(ofs_remote_ino((fuse_ino_t)e.version));
     assert_int_equal(e.size, 5000);
     assert_int_equal(e.has_tool, 1);
@@ -194,12 +198,12 @@ static void lookup_should_answer_enoent_enodata_and_reuse_its_answer(void **stat
     store_entry e, again;
     mem_put(f, "k", "bytes", 5);
     assert_int_equal(remote_mem_put(f->m, "pre/.tomb/" NS "/gone", "", 0, NULL, 0), 0);
-    assert_int_equal(ofs_lookup_name(&f->fs, "never", &e), ENOENT);
-    assert_int_equal(ofs_lookup_name(&f->fs, "gone", &e), ENODATA);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "never", &e, &miss), ENOENT);
+    assert_int_equal(ofs_lookup_name(&f->fs, "gone", &e, &miss), ENODATA);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     unsigned long n = remote_mem_requests(f->m, REMOTE_MEM_ANY);
     /* Within remote_ttl the answer is reused: the same inode, no request. */
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again, &miss), 0);
     assert_int_equal(again.version, e.version);
     assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), n);
     assert_int_equal(ofs_lookup_entry(&f->fs, (fuse_ino_t)e.version, &again), 0);
@@ -208,7 +212,7 @@ static void lookup_should_answer_enoent_enodata_and_reuse_its_answer(void **stat
     /* With remote_ttl 0 every lookup asks; a replaced object is a new inode. */
     f->fs.remote_ttl = 0;
     mem_put(f, "k", "other bytes", 11);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &again, &miss), 0);
     assert_true(again.version != e.version);
     assert_int_equal(again.size, 11);
     assert_int_equal(count(&f->fs.count.fetch_errors), 0);
@@ -221,13 +225,13 @@ static void lookup_should_answer_eio_when_the_remote_fails_and_count_a_fetch_err
     mem_put(f, "k", "bytes", 5);
     remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDENIED};
     assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), EIO);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), EIO);
     assert_int_equal(count(&f->fs.count.fetches), 1);
     assert_int_equal(count(&f->fs.count.fetch_errors), 1);
     assert_int_equal(count(&f->fs.count.lookup_errors), 0); /* never both */
     /* Nothing is kept broken: the next lookup asks again and works. */
     remote_mem_fault_clear(f->m);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
 }
 
 /* ---- windows ------------------------------------------------------------- */
@@ -239,7 +243,7 @@ static void window_read_should_serve_a_sequential_read_in_few_requests(void **st
     char *data = pattern(len, 2);
     store_entry e;
     mem_put(f, "big", data, len);
-    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e, &miss), 0);
     for (size_t off = 0; off < len; off += piece) {
         assert_int_equal(read_remote(f, (fuse_ino_t)e.version, piece, (off_t)off), 0);
         assert_int_equal(rep.len, piece);
@@ -265,7 +269,7 @@ static void window_read_should_answer_enodata_once_the_version_is_replaced(void 
     char *v1 = pattern(len, 3), *v2 = pattern(len, 4);
     store_entry e;
     mem_put(f, "k", v1, len);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     mem_put(f, "k", v2, len); /* another host writes k again */
     /* The inode pins version 1: never a byte of version 2. */
     assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, 512 << 10), ENODATA);
@@ -287,7 +291,7 @@ static void window_read_should_resume_a_cut_body_on_retry(void **state)
     char *data = pattern(len, 5);
     store_entry e;
     mem_put(f, "k", data, len);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     unsigned long gets = remote_mem_requests(f->m, REMOTE_MEM_GET);
     remote_mem_fault fault = {.op = REMOTE_MEM_GET, .times = 1, .cut = 1000};
     assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
@@ -306,7 +310,7 @@ static void read_fails_after(struct fx *f, unsigned attempts)
     char *data = pattern(len, 6);
     store_entry e;
     mem_put(f, "k", data, len);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     remote_mem_requests_reset(f->m);
     remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDOWN};
     assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
@@ -356,7 +360,7 @@ static void window_read_should_fail_a_stalled_remote_within_the_bound(void **sta
     char *data = pattern(len, 7);
     store_entry e;
     mem_put(f, "k", data, len);
-    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
     remote_mem_requests_reset(f->m);
     /* Every GET stalls past the stall limit (1 s): each attempt is aborted. */
     remote_mem_fault fault = {.op = REMOTE_MEM_GET, .delay_ms = 60000};
@@ -378,12 +382,174 @@ struct names {
     int n;
 };
 
-static int take(const char *key, void *ctx)
+static int take(const struct ofs_listed *l, void *ctx)
 {
     struct names *nm = ctx;
     if (nm->n < 8)
-        snprintf(nm->got[nm->n++], sizeof nm->got[0], "%s", key);
+        snprintf(nm->got[nm->n++], sizeof nm->got[0], "%s", l->key);
     return 0;
+}
+
+/* What readdirplus does with a listed name (ops.c): an inode from the
+ * listing, into the struct listed_fx CTX. */
+struct listed_fx {
+    struct fx *f;
+    int n, rc;
+    store_entry e[4];
+};
+
+static int take_listed(const struct ofs_listed *l, void *ctx)
+{
+    struct listed_fx *x = ctx;
+    if (x->n < 4 && x->rc == 0)
+        x->rc = ofs_lookup_listed(&x->f->fs, l->key, l->size, l->mtime, l->at_ms, &x->e[x->n++]);
+    return 0;
+}
+
+static void listed_names_should_get_attributes_without_fetching_a_byte(void **state)
+{
+    struct fx *f = *state;
+    struct ofs_rlist *held = NULL;
+    struct listed_fx x = {f, 0, 0, {{0}}};
+    struct ofs_listed l;
+    store_entry e;
+    char *data = pattern(300000, 3);
+    mem_put(f, "big", data, 300000);
+    mem_put(f, "small", "12345", 5);
+    assert_int_equal(remote_mem_set_mtime(f->m, "pre/" NS "/big", 1700000123), 0);
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(x.n, 2);
+    assert_true(ofs_remote_ino((fuse_ino_t)x.e[0].version));
+    assert_int_equal(x.e[0].size, 300000);
+    assert_int_equal(x.e[0].created_ns, UINT64_C(1700000123) * 1000000000u);
+    assert_int_equal(x.e[1].size, 5);
+    /* One listing, nothing else: no GET, no HEAD, no fetch. */
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), remote_mem_requests(f->m, REMOTE_MEM_LIST));
+    assert_int_equal(count(&f->fs.count.fetches), 0);
+    /* A lookup while the listing is valid is answered from it: the same inode. */
+    assert_int_equal(ofs_listing_find(&f->fs, "big", &l), 0);
+    assert_int_equal(l.size, 300000);
+    assert_int_equal(ofs_listing_find(&f->fs, "none", &l), ENOENT);
+    assert_int_equal(ofs_lookup_listed(&f->fs, "big", 300000, 1700000123, l.at_ms, &e), 0);
+    assert_int_equal(e.version, x.e[0].version);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_ANY), remote_mem_requests(f->m, REMOTE_MEM_LIST));
+    /* The first read pins the version and reads its exact bytes. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)x.e[0].version, 300000, 0), 0);
+    assert_int_equal(rep.len, 300000);
+    assert_memory_equal(rep.buf, data, 300000);
+    /* The metadata comes with it: the tool, the recorded write time. */
+    assert_int_equal(ofs_lookup_meta(&f->fs, (fuse_ino_t)x.e[0].version, &e), 0);
+    assert_int_equal(e.has_tool, 1);
+    assert_string_equal(e.tool, "grep");
+    assert_int_equal(e.created_ns, UINT64_C(1700000000) * 1000000000u);
+    /* A listing again keeps the pinned inode: same length, same Last-Modified. */
+    ofs_listing_drop(&f->fs, held);
+    held = NULL;
+    x.n = 0;
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.e[0].version, e.version);
+    ofs_listing_drop(&f->fs, held);
+    free(data);
+}
+
+static void listed_name_replaced_before_its_first_read_should_answer_enodata(void **state)
+{
+    struct fx *f = *state;
+    struct ofs_rlist *held = NULL;
+    struct listed_fx x = {f, 0, 0, {{0}}};
+    store_entry e;
+    mem_put(f, "k", "first version", 13);
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.n, 1);
+    mem_put(f, "k", "the second, longer version", 26);
+    /* Never a byte of the new version under the listed one's inode. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)x.e[0].version, 13, 0), ENODATA);
+    /* The name now leads to the new version, its own inode. */
+    f->fs.remote_ttl = 0;
+    assert_int_equal(ofs_lookup_name(&f->fs, "k", &e, &miss), 0);
+    assert_true(e.version != x.e[0].version);
+    assert_int_equal(e.size, 26);
+    /* Replaced by as many bytes: that version's bytes, exactly, pinned. */
+    mem_put(f, "s", "version one!", 12);
+    ofs_listing_drop(&f->fs, held);
+    held = NULL;
+    x.n = 0;
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.n, 2); /* k (known since), s */
+    mem_put(f, "s", "version two?", 12);
+    assert_int_equal(read_remote(f, (fuse_ino_t)x.e[1].version, 12, 0), 0);
+    assert_int_equal(rep.len, 12);
+    assert_memory_equal(rep.buf, "version two?", 12);
+    /* Removed before the first read: ENODATA too. */
+    mem_put(f, "j", "abc", 3);
+    ofs_listing_drop(&f->fs, held);
+    held = NULL;
+    x.n = 0;
+    assert_int_equal(ofs_listing_names(&f->fs, f->req, &held, NULL, take_listed, &x), 0);
+    assert_int_equal(x.n, 3); /* j, k, s */
+    remote_mem_remove(f->m, "pre/" NS "/j");
+    assert_int_equal(read_remote(f, (fuse_ino_t)x.e[0].version, 3, 0), ENODATA);
+    ofs_listing_drop(&f->fs, held);
+}
+
+static void missing_name_should_be_asked_again_after_the_miss_time_only(void **state)
+{
+    struct fx *f = *state;
+    store_entry e;
+    uint64_t left = 0;
+    assert_int_equal(ofs_lookup_name(&f->fs, "later", &e, &left), ENOENT);
+    assert_true(left > 0 && left <= OFS_REMOTE_MISS_MS);
+    uint64_t asked = count(&f->fs.count.fetches);
+    assert_int_equal(asked, 1);
+    /* A burst: answered from the miss, no request. */
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(ofs_lookup_name(&f->fs, "later", &e, &left), ENOENT);
+    assert_true(left <= OFS_REMOTE_MISS_MS);
+    assert_int_equal(count(&f->fs.count.fetches), asked);
+    mem_put(f, "later", "now here", 8);
+    /* Past the miss time the remote is asked again, and the name is found. */
+    struct timespec ts = {0, (long)(OFS_REMOTE_MISS_MS + 20) * 1000000L};
+    nanosleep(&ts, NULL);
+    assert_int_equal(ofs_lookup_name(&f->fs, "later", &e, &left), 0);
+    assert_int_equal(left, 0);
+    assert_int_equal(e.size, 8);
+    assert_int_equal(count(&f->fs.count.fetches), asked + 1);
+}
+
+struct racer {
+    struct fx *f;
+    int rc;
+};
+
+static void *race_lookup(void *arg)
+{
+    struct racer *r = arg;
+    store_entry e;
+    uint64_t left;
+    r->rc = ofs_lookup_name(&r->f->fs, "missing", &e, &left);
+    return NULL;
+}
+
+static void concurrent_lookups_of_one_name_should_share_one_request(void **state)
+{
+    struct fx *f = *state;
+    pthread_t t[8];
+    struct racer r[8];
+    /* A slow first byte keeps the first request under way while the
+     * others arrive. */
+    remote_mem_fault slow = {.op = REMOTE_MEM_GET, .delay_ms = 300, .times = 1};
+    assert_int_equal(remote_mem_fault_add(f->m, &slow), 0);
+    for (int i = 0; i < 8; i++) {
+        r[i] = (struct racer){f, -1};
+        assert_int_equal(pthread_create(&t[i], NULL, race_lookup, &r[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].rc, ENOENT);
+    }
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), 1);
+    assert_int_equal(count(&f->fs.count.fetches), 1);
 }
 
 static void listing_should_give_remote_only_names_sorted_after_a_name(void **state)
@@ -436,6 +602,14 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(lookup_should_answer_eio_when_the_remote_fails_and_count_a_fetch_error,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(listed_names_should_get_attributes_without_fetching_a_byte, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(listed_name_replaced_before_its_first_read_should_answer_enodata, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(missing_name_should_be_asked_again_after_the_miss_time_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(concurrent_lookups_of_one_name_should_share_one_request, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(window_read_should_serve_a_sequential_read_in_few_requests, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(window_read_should_answer_enodata_once_the_version_is_replaced, setup,
