@@ -270,6 +270,9 @@ static void window_sweep_should_free_idle_windows_and_a_read_should_fetch_again(
     mem_put(f, "big", data, len);
     mem_put(f, "small", small, 5000);
     assert_int_equal(count(&f->fs.count.window_bytes), 0);
+    /* Every window below is used at or after T0 (no timing: valgrind may
+     * take seconds over the reads). */
+    uint64_t t0 = common_clock_ms();
     /* A lookup's window holds the pages its bytes filled. */
     assert_int_equal(ofs_lookup_name(&f->fs, "small", &s), 0);
     assert_int_equal(count(&f->fs.count.window_bytes), (5000 + page - 1) / page * page);
@@ -281,10 +284,10 @@ static void window_sweep_should_free_idle_windows_and_a_read_should_fetch_again(
      * 1M, the last 1 MiB + 128K read ahead): more than 2 MiB, at most
      * four windows of OFS_RWIN_MAX. */
     assert_in_range(held, 2u << 20, (uint64_t)OFS_RWIN_COUNT * OFS_RWIN_MAX);
-    /* Used just now: a sweep now, or within OFS_RWIN_IDLE_MS, frees none. */
-    uint64_t now = common_clock_ms();
-    ofs_window_sweep(&f->fs, now);
-    ofs_window_sweep(&f->fs, now + OFS_RWIN_IDLE_MS - 100);
+    /* Used since T0: a sweep then, or less than OFS_RWIN_IDLE_MS later,
+     * frees none. */
+    ofs_window_sweep(&f->fs, t0);
+    ofs_window_sweep(&f->fs, t0 + OFS_RWIN_IDLE_MS - 1);
     assert_int_equal(count(&f->fs.count.window_bytes), held);
     unsigned long gets = remote_mem_requests(f->m, REMOTE_MEM_GET);
     assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, (off_t)(len - 5000)), 0);

@@ -9,7 +9,7 @@
 #   scrapes agreeing, and the daemon's VmRSS taken between them); the
 #   reader stopped, the gauge reaches 0 (a deadline for the wait, not a
 #   speed: the watcher sweeps every 20 ms) and VmRSS falls by at least 3/4
-#   of what the windows held; the result read again after the free: exact
+#   of what the windows held (1/2 under valgrind); the result read again after the free: exact
 #   bytes, fetched again (the fetch counter moves), the gauge 0 again later.
 # radosgw is never stopped: this suite runs beside the others.
 # Under make test-valgrind the daemon runs under memcheck.
@@ -43,6 +43,10 @@ has_url() { [ -n "$(metrics_url)" ]; }
 t_wait_until "$WAIT" has_url
 URL_M=$(metrics_url)
 PID=$(m_pid "$M")
+if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
+    case $(readlink "/proc/$PID/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
+    *) t_not_ok "the daemon runs under memcheck" ;; esac
+fi
 
 # metric NAME : the value of NAME{namespace="default"} now ("" when absent).
 metric() {
@@ -78,8 +82,12 @@ freed() { [ "$(held)" = 0 ]; }
 t_check "the reader gone: the windows are freed (gauge 0, within 60 s)" t_wait_until 60 freed
 IDLE_RSS=$(rss)
 echo "# windows held $BUSY_HELD; daemon VmRSS $BUSY_RSS while reading, $IDLE_RSS idle"
-t_check "  the daemon's VmRSS fell by >= 3/4 of what they held" \
-    test $((BUSY_RSS - IDLE_RSS)) -ge $((BUSY_HELD * 3 / 4))
+# Under valgrind memcheck keeps shadow memory of its own for the pages
+# the windows filled (0.72 of them given back, measured): half there.
+SHARE=3/4
+[ -n "${OFFLOADFS_VALGRIND:-}" ] && SHARE=1/2
+t_check "  the daemon's VmRSS fell by >= $SHARE of what they held" \
+    test $((BUSY_RSS - IDLE_RSS)) -ge $((BUSY_HELD * $SHARE))
 t_check "read again after the free: exact bytes" whole
 t_check "  fetched again (offloadfs_remote_fetches_total grew)" \
     test "$(metric offloadfs_remote_fetches_total)" -gt "$fetches"
