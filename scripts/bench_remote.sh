@@ -28,8 +28,9 @@
 #            processes (one per host, kept-alive) at once
 #
 # The long-lived mount has read one remote result before (its threads
-# have their connections, its windows are allocated), as a deployed
-# daemon has. doc/benchmark.md ("Remote tier") says where the time goes.
+# have their connections), as a deployed daemon has; its windows, freed
+# once idle for 2 s, are mapped again by the read, as on a deployed
+# daemon that was idle. doc/benchmark.md ("Remote tier") says where the time goes.
 #
 # Prints one row a line, "measure|value|bar|meets", as bench_mcp.sh does;
 # bench.sh puts them in its second table. Log lines go to stderr.
@@ -115,7 +116,7 @@ done
 "$AL" init --store "$W/L" --max-total-bytes 4G --max-result-bytes 64M --compression none >/dev/null
 
 # Host B's daemon: MNT stays mounted for the whole run (a long-lived daemon,
-# as deployed: its connections are open, its windows allocated), FRESH is
+# as deployed: its connections are open), FRESH is
 # mounted for one read and unmounted (the first request of a new daemon).
 FRESH=$W/fresh FDAEMON=
 mkdir -p "$FRESH"
