@@ -24,11 +24,14 @@
  * which freed windows would stay in the heap). The watcher calls
  * ofs_window_sweep() every poll; it unmaps the buffers of windows no read
  * used for OFS_RWIN_IDLE_MS, then asks glibc to return what the reads'
- * other buffers left free (malloc_trim()). A window is unmapped only under
- * the lock and never while fetching: a reader copies a window's bytes out
- * under the lock, and a fetch writes into a window no one else may reuse or
+ * other buffers left free (malloc_trim()). The sweep takes a window's
+ * buffer away under the lock and never while the window is fetching (it
+ * unmaps it after unlocking): a reader copies a window's bytes out under
+ * the lock, and a fetch writes into a window no one else may reuse or
  * sweep, so no reader ever touches a buffer being unmapped. A read after
- * the sweep fetches again.
+ * the sweep fetches again. (The price: ASan does not see into the mapped
+ * buffers as it did into malloc()ed ones; a write past a window's end
+ * still faults when the next page is not mapped.)
  * A read is handed its object (key, version, length) and a connection:
  * nothing here asks the lookups, so the windows can be driven by a test
  * with no lookup at all.
