@@ -29,9 +29,8 @@
  * unmaps it after unlocking): a reader copies a window's bytes out under
  * the lock, and a fetch writes into a window no one else may reuse or
  * sweep, so no reader ever touches a buffer being unmapped. A read after
- * the sweep fetches again. (The price: ASan does not see into the mapped
- * buffers as it did into malloc()ed ones; a write past a window's end
- * still faults when the next page is not mapped.)
+ * the sweep fetches again. (The price: ASan does not check accesses to the
+ * mapped buffers as it did to malloc()ed ones.)
  * A read is handed its object (key, version, length) and a connection:
  * nothing here asks the lookups, so the windows can be driven by a test
  * with no lookup at all.
