@@ -1,10 +1,11 @@
 /* counters.h -- the data path's counters (counters.c): what the handlers,
- * the lookups and the read windows count, and the one definition of a
- * fetch. A leaf: it calls no other file of fs/. The HTTP server
- * (metrics.c) only loads these counters; nothing on the data path ever
- * calls the server.
+ * the lookups and the read windows count, the one gauge of the data path
+ * (window_bytes), and the one definition of a fetch. A leaf: it calls no
+ * other file of fs/. The HTTP server (metrics.c) only loads these
+ * counters; nothing on the data path ever calls the server.
  *
- * Relaxed atomics, added to with ofs_count() and only loaded by a scrape,
+ * Relaxed atomics, added to with ofs_count() (the gauge also lowered, by
+ * window.c) and only loaded by a scrape,
  * so counting costs a request one uncontended add and a scrape never makes
  * it wait. Counted whether or not metrics are served.
  *
@@ -39,6 +40,10 @@ struct ofs_counters {
     /* Listings the remote failed, and HEAD-only lookups it failed; a
      * failed lookup GET is a fetch error only (never both). */
     _Atomic uint64_t lookup_errors;
+    /* A gauge, not a counter: bytes of memory the read windows hold now
+     * (window.c: the pages their fetches filled), falling to 0 once no
+     * read has used them for OFS_RWIN_IDLE_MS (window.h). */
+    _Atomic uint64_t window_bytes;
 };
 
 /* Adds N to counter C. */

@@ -13,8 +13,8 @@
  *   ops.c       the FUSE low-level handlers (do_x / op_x)        -> decode.c,
  *               lookup.c, window.c, listing.c, conn.c, errmap.c, counters.c
  *   metrics.c   GET /metrics, the HTTP server (-o metrics=)      -> counters.c
- *   watch.c     the change watcher: invalidations, lock.mdb      -> prefetch.c,
- *               wake.c, errmap.c
+ *   watch.c     the change watcher: invalidations, lock.mdb, the -> prefetch.c,
+ *               sweep of idle read windows; wake.c, window.c, errmap.c
  *   prefetch.c  pushes new results into the page cache          -> errmap.c
  *   wake.c      the socket writers wake the watcher through      -> asuser.c
  *   pin.c       opens and pins the store directory and files     -> asuser.c

@@ -257,6 +257,7 @@ static int scrape_remote(struct ofs *fs, FILE *f, const store_stats *s)
         buckets[i] = load(&fs->count.fetch_buckets[i]);
     rf = (prom_remote_figures){
         load(&fs->count.fetches), load(&fs->count.fetch_errors), load(&fs->count.lookup_errors),
+        load(&fs->count.window_bytes),
         {ofs_fetch_bounds(), buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
     };
     if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))))

@@ -10,7 +10,8 @@
  * connects to the wake-up socket, it checks lock.mdb against fs->lock, then
  * reads the store's change log, invalidates in the kernel exactly the
  * names and inodes that changed in fs->ns, and answers the writers it
- * accepted before (ofs_wake_answer). The thread closes the wake-up socket
+ * accepted before (ofs_wake_answer), and frees the remote read windows
+ * left idle (ofs_window_sweep()). The thread closes the wake-up socket
  * as it ends. When lock.mdb has changed it makes no LMDB call: it sets
  * fs->lock_changed, logs what happened, ends the session loop (fuse_session_exit(), and SIGTERM to
  * fs->loop_thread to wake it) and returns. Returns 0 or an errno value

@@ -14,8 +14,23 @@
  * A window holds one object version (the inode's ETag, fetched with
  * If-Match), so its bytes can be served to any handle of that inode.
  * The first window of an inode may come with its lookup (ofs_window_offer:
- * lookup.c fetches the first OFS_RWIN_FIRST bytes). Memory: at most
- * OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, allocated on first use.
+ * lookup.c fetches the first OFS_RWIN_FIRST bytes).
+ *
+ * Memory: at most OFS_RWIN_COUNT x OFS_RWIN_MAX per mount, and only while
+ * reads use it. Each window's buffer is its own anonymous mapping, made on
+ * first use: only the pages a fetch fills become resident, and munmap()
+ * gives them back to the system at once (an 8 MiB malloc() would do the
+ * same only until glibc raised its mmap threshold on the first free, after
+ * which freed windows would stay in the heap). The watcher calls
+ * ofs_window_sweep() every poll; it unmaps the buffers of windows no read
+ * used for OFS_RWIN_IDLE_MS, then asks glibc to return what the reads'
+ * other buffers left free (malloc_trim()). The sweep takes a window's
+ * buffer away under the lock and never while the window is fetching (it
+ * unmaps it after unlocking): a reader copies a window's bytes out under
+ * the lock, and a fetch writes into a window no one else may reuse or
+ * sweep, so no reader ever touches a buffer being unmapped. A read after
+ * the sweep fetches again. (The price: ASan does not check accesses to the
+ * mapped buffers as it did to malloc()ed ones.)
  * A read is handed its object (key, version, length) and a connection:
  * nothing here asks the lookups, so the windows can be driven by a test
  * with no lookup at all.
@@ -29,8 +44,11 @@
 #include "fs/window.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum { W_EMPTY, W_FETCHING, W_READY };
 
@@ -38,8 +56,10 @@ struct rwin {
     int state;
     fuse_ino_t ino;
     uint64_t off, len;  /* the range held, or being fetched */
-    char *data;         /* OFS_RWIN_MAX bytes once used */
+    char *data;         /* a mapping of OFS_RWIN_MAX bytes once used, or NULL */
+    size_t held;        /* of it, the bytes ever filled (whole pages): resident */
     uint64_t used_at;   /* tick of the last use: the least recent is reused */
+    uint64_t used_ms;   /* common_clock_ms() of the last use: the sweep's clock */
     int seq;            /* at offset 0, or where another window of ino ended */
 };
 
@@ -48,6 +68,7 @@ struct ofs_rwin {
     pthread_cond_t done; /* a fetch ended */
     struct rwin w[OFS_RWIN_COUNT];
     uint64_t tick;
+    size_t page;         /* the page size: held counts whole pages */
 };
 
 int ofs_window_init(struct ofs *fs)
@@ -57,6 +78,8 @@ int ofs_window_init(struct ofs *fs)
         return ENOMEM;
     pthread_mutex_init(&rw->lock, NULL);
     pthread_cond_init(&rw->done, NULL);
+    long page = sysconf(_SC_PAGESIZE);
+    rw->page = page > 0 ? (size_t)page : 4096u;
     fs->rwin = rw;
     return 0;
 }
@@ -67,11 +90,55 @@ void ofs_window_free(struct ofs *fs)
     if (!rw)
         return;
     for (unsigned i = 0; i < OFS_RWIN_COUNT; i++)
-        free(rw->w[i].data);
+        if (rw->w[i].data) {
+            munmap(rw->w[i].data, OFS_RWIN_MAX);
+            atomic_fetch_sub_explicit(&fs->count.window_bytes, rw->w[i].held, memory_order_relaxed);
+        }
     pthread_cond_destroy(&rw->done);
     pthread_mutex_destroy(&rw->lock);
     free(rw);
     fs->rwin = NULL;
+}
+
+/* With RW locked: makes W ready to hold LEN bytes (its mapping made when it
+ * has none) and counts the pages that filling them makes resident into
+ * fs->count.window_bytes. 0, or ENOMEM (no mapping: W is as it was). */
+static int window_map(struct ofs *fs, struct ofs_rwin *rw, struct rwin *w, uint64_t len)
+{
+    size_t pages = ((size_t)len + rw->page - 1) / rw->page * rw->page;
+    if (!w->data) {
+        void *p = mmap(NULL, OFS_RWIN_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return ENOMEM;
+        w->data = p;
+        w->held = 0;
+    }
+    if (pages > w->held) {
+        ofs_count(&fs->count.window_bytes, pages - w->held);
+        w->held = pages;
+    }
+    return 0;
+}
+
+/* With RW locked: W (mapped by window_map()) now holds, or is fetching,
+ * [OFF, OFF + LEN) of INO, used now. */
+static void window_take(struct ofs_rwin *rw, struct rwin *w, int state, fuse_ino_t ino, uint64_t off,
+                        uint64_t len, int seq)
+{
+    w->state = state;
+    w->ino = ino;
+    w->off = off;
+    w->len = len;
+    w->used_at = ++rw->tick;
+    w->used_ms = common_clock_ms();
+    w->seq = seq;
+}
+
+/* With RW locked: W was just used. */
+static void window_touch(struct ofs_rwin *rw, struct rwin *w)
+{
+    w->used_at = ++rw->tick;
+    w->used_ms = common_clock_ms();
 }
 
 /* The window of INO holding [OFF, OFF + SIZE) in state STATE, or NULL. */
@@ -183,9 +250,9 @@ void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t 
         return;
     pthread_mutex_lock(&rw->lock);
     if (!covering(rw, ino, 0, (size_t)len, W_READY) && !covering(rw, ino, 0, (size_t)len, W_FETCHING) &&
-        (w = victim(rw)) && (w->data || (w->data = malloc(OFS_RWIN_MAX)))) {
+        (w = victim(rw)) && window_map(fs, rw, w, len) == 0) {
         memcpy(w->data, buf, (size_t)len);
-        *w = (struct rwin){W_READY, ino, 0, len, w->data, ++rw->tick, 1};
+        window_take(rw, w, W_READY, ino, 0, len, 1);
     }
     pthread_mutex_unlock(&rw->lock);
 }
@@ -220,13 +287,14 @@ static void read_ahead(struct ofs *fs, tier_conn *c, struct ofs_rwin *rw, struct
         return;
     uint64_t n = window_size(rw, ino, at, 0, length - at, &seq);
     struct rwin *v = victim(rw);
-    if (!v || v == w || (!v->data && !(v->data = malloc(OFS_RWIN_MAX))))
+    if (!v || v == w || window_map(fs, rw, v, n))
         return;
-    *v = (struct rwin){W_FETCHING, ino, at, n, v->data, ++rw->tick, 1};
+    window_take(rw, v, W_FETCHING, ino, at, n, 1);
     pthread_mutex_unlock(&rw->lock);
     int err = fetch(fs, c, o, at, (size_t)n, v->data);
     pthread_mutex_lock(&rw->lock);
     v->state = err ? W_EMPTY : W_READY;
+    window_touch(rw, v); /* idle from now, not from when the fetch began */
     pthread_cond_broadcast(&rw->done);
 }
 
@@ -247,7 +315,7 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
     while (!covering(rw, ino, o, size, W_READY) && covering(rw, ino, o, size, W_FETCHING))
         pthread_cond_wait(&rw->done, &rw->lock);
     if ((w = covering(rw, ino, o, size, W_READY))) {
-        w->used_at = ++rw->tick;
+        window_touch(rw, w);
         reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
         read_ahead(fs, c, rw, w, obj);
         pthread_mutex_unlock(&rw->lock);
@@ -255,16 +323,17 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
     }
     int seq;
     uint64_t n = window_size(rw, ino, o, size, length - o, &seq);
-    if (!(w = victim(rw)) || (!w->data && !(w->data = malloc(OFS_RWIN_MAX)))) {
+    if (!(w = victim(rw)) || window_map(fs, rw, w, n)) {
         pthread_mutex_unlock(&rw->lock);
         read_direct(fs, c, req, obj, o, size);
         return;
     }
-    *w = (struct rwin){W_FETCHING, ino, o, n, w->data, ++rw->tick, seq};
+    window_take(rw, w, W_FETCHING, ino, o, n, seq);
     pthread_mutex_unlock(&rw->lock);
     int err = fetch(fs, c, obj, o, (size_t)n, w->data); /* a fetching window is never reused */
     pthread_mutex_lock(&rw->lock);
     w->state = err ? W_EMPTY : W_READY;
+    window_touch(rw, w);
     pthread_cond_broadcast(&rw->done);
     if (err) {
         reply_read_err(fs, req, err);
@@ -273,4 +342,37 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
         read_ahead(fs, c, rw, w, obj);
     }
     pthread_mutex_unlock(&rw->lock);
+}
+
+void ofs_window_sweep(struct ofs *fs, uint64_t now_ms)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    char *gone[OFS_RWIN_COUNT];
+    size_t held = 0;
+    unsigned n = 0;
+    if (!rw)
+        return;
+    pthread_mutex_lock(&rw->lock);
+    for (unsigned i = 0; i < OFS_RWIN_COUNT; i++) {
+        struct rwin *w = &rw->w[i];
+        /* A fetching window is being written by its fetch: never taken. */
+        if (w->data && w->state != W_FETCHING && now_ms >= w->used_ms + OFS_RWIN_IDLE_MS) {
+            gone[n++] = w->data;
+            held += w->held;
+            w->data = NULL;
+            w->held = 0;
+            w->state = W_EMPTY;
+        }
+    }
+    pthread_mutex_unlock(&rw->lock);
+    if (!n)
+        return;
+    /* Outside the lock: no reader can reach these any more. */
+    for (unsigned i = 0; i < n; i++)
+        munmap(gone[i], OFS_RWIN_MAX);
+    atomic_fetch_sub_explicit(&fs->count.window_bytes, held, memory_order_relaxed);
+    /* The reads' other buffers (a direct read's, the connections' while
+     * they fetched) are malloc()ed and freed; glibc keeps freed memory in
+     * its arenas until asked. Once per sweep that freed something: rare. */
+    malloc_trim(0);
 }

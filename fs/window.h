@@ -1,6 +1,6 @@
 /* window.h -- reads of remote results through read-ahead windows
- * (window.c). Used by main.c, ops.c (the reads) and lookup.c (the first
- * bytes a lookup brings). It takes the object it reads -- key, version,
+ * (window.c). Used by main.c, ops.c (the reads), lookup.c (the first
+ * bytes a lookup brings) and watch.c (the sweep of idle windows). It takes the object it reads -- key, version,
  * length -- and a connection from its caller, and never calls the lookups.
  *
  * OFS_RWIN_COUNT buffers of at most OFS_RWIN_MAX bytes each, shared by the
@@ -8,7 +8,10 @@
  * object version: tier_read_version()), starting at OFS_RWIN_MIN bytes and
  * doubling while reads go on where the last window ended, so a sequential
  * read of a large result costs few requests. Reads that a window being
- * fetched will cover wait for it instead of asking again. */
+ * fetched will cover wait for it instead of asking again. A window no read
+ * has used for OFS_RWIN_IDLE_MS is freed by the next sweep, its memory
+ * given back to the system; fs->count.window_bytes says how much the
+ * windows hold. */
 #ifndef OFFLOADFS_FS_WINDOW_H
 #define OFFLOADFS_FS_WINDOW_H
 
@@ -18,6 +21,16 @@
 #define OFS_RWIN_COUNT 4u
 #define OFS_RWIN_MIN (256u * 1024u)
 #define OFS_RWIN_MAX (8u * 1024u * 1024u)
+
+/* How long a window may stay unused before ofs_window_sweep() frees it.
+ * A sequential reader uses its windows every few milliseconds, so only a
+ * reader that pauses this long (or is gone) loses them, and what it loses
+ * is one GET of the rest of a window (tens of milliseconds) after a pause
+ * of 2 s: at most a few per cent of its time. The kernel's page cache, not
+ * the windows, serves a result read again. Shorter would free windows
+ * between the reads of a slow consumer (a pipe into a parser); longer
+ * keeps up to 32 MiB of an idle daemon resident for nothing. */
+#define OFS_RWIN_IDLE_MS 2000u
 
 /* What a lookup of a remote name fetches with it (tier_read_lookup()),
  * kept as the inode's first window: a lookup then a read of a result this
@@ -51,5 +64,15 @@ void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t 
  * and the fetches (counters.h) as a local read counts. */
 void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
                      size_t size, off_t off);
+
+/* Frees the windows of FS no read has used since NOW_MS -
+ * OFS_RWIN_IDLE_MS (NOW_MS: common_clock_ms(); the watcher passes the
+ * present, a test the future): their mappings are unmapped and
+ * fs->count.window_bytes lowered by what they held; then, when any was
+ * freed, malloc_trim(0) returns the heap's free memory to the system.
+ * Windows being fetched are left alone, and readers are safe: a window is
+ * taken under the windows' lock. Does nothing without fs->rwin. Cannot
+ * fail. Called by the watcher thread every poll (watch.c). */
+void ofs_window_sweep(struct ofs *fs, uint64_t now_ms);
 
 #endif

@@ -123,6 +123,10 @@ int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
         "Listings (readdir) the remote failed, shown without the remote's names, and "
         "lookups that sent only a HEAD and failed (a failed lookup GET is a fetch error).",
         "namespace", ns, r->lookup_errors);
+    one(f, "offloadfs_remote_window_bytes", "gauge",
+        "Memory the mount's read-ahead windows of remote results hold now (the pages "
+        "their fetches filled); 0 once no read has used them for 2 s.",
+        "namespace", ns, r->window_bytes);
     return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
                                 "How long each fetch took, retries included, failed ones too.",
                                 ns, &r->seconds);

@@ -68,6 +68,7 @@ typedef struct prom_remote_figures {
     uint64_t fetches;       /* GETs of remote results' bytes (reads', lookups') */
     uint64_t fetch_errors;  /* those the remote failed */
     uint64_t lookup_errors; /* listings and HEAD-only lookups the remote failed */
+    uint64_t window_bytes;  /* memory the read windows hold now (a gauge) */
     prom_histogram seconds; /* how long each took */
 } prom_remote_figures;
 
@@ -88,7 +89,8 @@ int prom_pending_write(FILE *f, uint64_t pending, const char *store);
 
 /* Writes the families of one mount's remote figures R
  * (offloadfs_remote_fetches_total, offloadfs_remote_fetch_errors_total,
- * offloadfs_remote_lookup_errors_total, the histogram
+ * offloadfs_remote_lookup_errors_total, the gauge
+ * offloadfs_remote_window_bytes, the histogram
  * offloadfs_remote_fetch_seconds), each sample labelled
  * namespace="NS" (NS not NULL). */
 int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns);

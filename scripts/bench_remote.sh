@@ -12,7 +12,9 @@
 #            never read on host B) through host B's long-lived mount vs one
 #            GET of the object on a kept-alive connection (curl's
 #            time_total: the process start not counted); then another such
-#            result through a fresh mount (the daemon's first request)
+#            result through a fresh mount (the daemon's first request);
+#            and the long-lived daemon's RSS right after one more such
+#            read, then 3 s later (its windows freed once idle for 2 s)
 #   read100k first open+read+close of a 100 KB remote-only result
 #            (benchtool readfile: no process start; lookup included) vs a
 #            GET on a kept-alive connection (one curl, two URLs, the second
@@ -26,8 +28,9 @@
 #            processes (one per host, kept-alive) at once
 #
 # The long-lived mount has read one remote result before (its threads
-# have their connections, its windows are allocated), as a deployed
-# daemon has. doc/benchmark.md ("Remote tier") says where the time goes.
+# have their connections), as a deployed daemon has; its windows, freed
+# once idle for 2 s, are mapped again by the read, as on a deployed
+# daemon that was idle. doc/benchmark.md ("Remote tier") says where the time goes.
 #
 # Prints one row a line, "measure|value|bar|meets", as bench_mcp.sh does;
 # bench.sh puts them in its second table. Log lines go to stderr.
@@ -113,7 +116,7 @@ done
 "$AL" init --store "$W/L" --max-total-bytes 4G --max-result-bytes 64M --compression none >/dev/null
 
 # Host B's daemon: MNT stays mounted for the whole run (a long-lived daemon,
-# as deployed: its connections are open, its windows allocated), FRESH is
+# as deployed: its connections are open), FRESH is
 # mounted for one read and unmounted (the first request of a new daemon).
 FRESH=$W/fresh FDAEMON=
 mkdir -p "$FRESH"
@@ -168,8 +171,18 @@ read64() {
         "$(median "${o[@]}")" "$(median "${p[@]}")" 1.5
     cmp_row "remote tier: the same through a fresh mount (the daemon's first request: connection, windows allocated) vs the same GET" \
         "$(median "${f[@]}")" "$(median "${p[@]}")" -
+    # The long-lived daemon's memory: right after one more 64 MiB first
+    # read, then once its windows have been idle (fs/window.h,
+    # OFS_RWIN_IDLE_MS = 2 s; the watcher sweeps every 20 ms).
+    "$AL" put --store "$W/A" bigm --file "$W/d64" >/dev/null
+    cat "$MNT/bigm" >/dev/null
+    local busy idle
+    busy=$(rss "$DAEMON"); sleep 3; idle=$(rss "$DAEMON")
+    row "remote tier: the daemon's RSS right after a 64 MiB sequential read, then 3 s later (windows freed after 2 s idle)" \
+        "$busy MiB, then $idle MiB" - -
     rm -f "$W/d64"
 }
+rss() { awk '$1 == "VmRSS:" {printf "%.1f", $2 / 1024}' "/proc/$1/status"; } # rss PID: VmRSS in MiB
 
 # ---- 100 KB, first and second read ------------------------------------------
 read100k() {

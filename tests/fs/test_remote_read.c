@@ -11,6 +11,7 @@
 #include "fs/listing.h"
 #include "fs/lookup.h"
 #include "fs/window.h"
+#include "common/clock.h"
 #include "remote/mem/mem.h"
 
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #define BUCKET "mem-fs"
@@ -260,6 +262,59 @@ static void window_read_should_serve_a_sequential_read_in_few_requests(void **st
     assert_memory_equal(rep.buf, data + len - 5000, 4096);
     assert_in_range(remote_mem_requests(f->m, REMOTE_MEM_GET), gets, gets + 1);
     free(data);
+}
+
+static void window_sweep_should_free_idle_windows_and_a_read_should_fetch_again(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = 3u << 20, piece = 128u << 10;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    char *data = pattern(len, 8), *small = pattern(5000, 9);
+    store_entry e, s;
+    mem_put(f, "big", data, len);
+    mem_put(f, "small", small, 5000);
+    assert_int_equal(count(&f->fs.count.window_bytes), 0);
+    /* Every window below is used at or after T0 (no timing: valgrind may
+     * take seconds over the reads). */
+    uint64_t t0 = common_clock_ms();
+    /* A lookup's window holds the pages its bytes filled. */
+    assert_int_equal(ofs_lookup_name(&f->fs, "small", &s), 0);
+    assert_int_equal(count(&f->fs.count.window_bytes), (5000 + page - 1) / page * page);
+    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e), 0);
+    for (size_t off = 0; off < len; off += piece)
+        assert_int_equal(read_remote(f, (fuse_ino_t)e.version, piece, (off_t)off), 0);
+    uint64_t held = count(&f->fs.count.window_bytes);
+    /* Four windows, the largest of them 2 MiB (3 MiB: 128K, 256K, 512K,
+     * 1M, the last 1 MiB + 128K read ahead): more than 2 MiB, at most
+     * four windows of OFS_RWIN_MAX. */
+    assert_in_range(held, 2u << 20, (uint64_t)OFS_RWIN_COUNT * OFS_RWIN_MAX);
+    /* Used since T0: a sweep then, or less than OFS_RWIN_IDLE_MS later,
+     * frees none. */
+    ofs_window_sweep(&f->fs, t0);
+    ofs_window_sweep(&f->fs, t0 + OFS_RWIN_IDLE_MS - 1);
+    assert_int_equal(count(&f->fs.count.window_bytes), held);
+    unsigned long gets = remote_mem_requests(f->m, REMOTE_MEM_GET);
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, (off_t)(len - 5000)), 0);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), gets); /* still held */
+    /* Idle for OFS_RWIN_IDLE_MS: every window goes, the gauge to 0. */
+    ofs_window_sweep(&f->fs, common_clock_ms() + OFS_RWIN_IDLE_MS);
+    assert_int_equal(count(&f->fs.count.window_bytes), 0);
+    ofs_window_sweep(&f->fs, common_clock_ms() + OFS_RWIN_IDLE_MS); /* nothing left: no-op */
+    assert_int_equal(count(&f->fs.count.window_bytes), 0);
+    /* A read after the sweep fetches again, and gets the same bytes. */
+    assert_int_equal(read_remote(f, (fuse_ino_t)e.version, 4096, (off_t)(len - 5000)), 0);
+    assert_memory_equal(rep.buf, data + len - 5000, 4096);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), gets + 1);
+    assert_int_equal(read_remote(f, (fuse_ino_t)s.version, 5000, 0), 0);
+    assert_memory_equal(rep.buf, small, 5000);
+    assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), gets + 2);
+    assert_true(count(&f->fs.count.window_bytes) > 0);
+    /* Freeing the windows (unmount) takes the gauge to 0 too. */
+    ofs_window_free(&f->fs);
+    assert_int_equal(count(&f->fs.count.window_bytes), 0);
+    ofs_window_sweep(&f->fs, common_clock_ms()); /* no windows: nothing to do */
+    free(data);
+    free(small);
 }
 
 static void window_read_should_answer_enodata_once_the_version_is_replaced(void **state)
@@ -612,6 +667,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(window_read_should_serve_a_sequential_read_in_few_requests, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(window_sweep_should_free_idle_windows_and_a_read_should_fetch_again,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(window_read_should_answer_enodata_once_the_version_is_replaced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(window_read_should_resume_a_cut_body_on_retry, setup, teardown),

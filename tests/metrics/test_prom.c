@@ -164,11 +164,11 @@ static void pending_write_should_give_a_gauge_labelled_with_the_store(void **sta
         "offloadfs_remote_pending_uploads{store=\"/var/lib/offloadfs\"} 2\n");
 }
 
-static void remote_write_should_give_counters_and_the_histogram(void **state)
+static void remote_write_should_give_counters_the_window_gauge_and_the_histogram(void **state)
 {
     static const double bounds[] = {0.001, 1};
     static const uint64_t counts[] = {4, 1, 2};
-    prom_remote_figures r = {7, 2, 3, {bounds, counts, 2, 4.5}};
+    prom_remote_figures r = {7, 2, 3, 8388608, {bounds, counts, 2, 4.5}};
     struct out o;
     (void)state;
     out_open(&o);
@@ -188,6 +188,11 @@ static void remote_write_should_give_counters_and_the_histogram(void **state)
         "(a failed lookup GET is a fetch error).\n"
         "# TYPE offloadfs_remote_lookup_errors_total counter\n"
         "offloadfs_remote_lookup_errors_total{namespace=\"web\"} 3\n"
+        "# HELP offloadfs_remote_window_bytes Memory the mount's read-ahead windows of remote "
+        "results hold now (the pages their fetches filled); 0 once no read has used them "
+        "for 2 s.\n"
+        "# TYPE offloadfs_remote_window_bytes gauge\n"
+        "offloadfs_remote_window_bytes{namespace=\"web\"} 8388608\n"
         "# HELP offloadfs_remote_fetch_seconds How long each fetch took, retries included, "
         "failed ones too.\n"
         "# TYPE offloadfs_remote_fetch_seconds histogram\n"
@@ -219,7 +224,7 @@ int main(void)
         cmocka_unit_test(build_info_should_be_one_with_the_version),
         cmocka_unit_test(histogram_should_give_cumulative_buckets_sum_and_count),
         cmocka_unit_test(pending_write_should_give_a_gauge_labelled_with_the_store),
-        cmocka_unit_test(remote_write_should_give_counters_and_the_histogram),
+        cmocka_unit_test(remote_write_should_give_counters_the_window_gauge_and_the_histogram),
         cmocka_unit_test(write_errors_should_be_eio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

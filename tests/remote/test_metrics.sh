@@ -100,11 +100,13 @@ t_eq "  offloadfs_remote_pending_uploads 0, labelled with the store" \
 t_eq "  the histogram's 13 buckets, 1 ms to 10 s, and +Inf" \
     "$(grep -o 'le="[^"]*"' "$T_TMP/m0" | tr '\n' ' ')" \
     'le="0.001" le="0.0025" le="0.005" le="0.01" le="0.025" le="0.05" le="0.1" le="0.25" le="0.5" le="1" le="2.5" le="5" le="10" le="+Inf" '
-t_eq "  every family has HELP and TYPE (12 + 5 remote)" \
-    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "17 17"
-t_eq "  types: a gauge, three counters, a histogram" \
+t_eq "  every family has HELP and TYPE (12 + 6 remote)" \
+    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "18 18"
+t_eq "  offloadfs_remote_window_bytes 0 (no read yet)" \
+    "$(sample "$OUT" "offloadfs_remote_window_bytes$NSL")" 0
+t_eq "  types: a gauge, three counters, a gauge, a histogram" \
     "$(grep '^# TYPE offloadfs_remote' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
-    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_fetch_seconds histogram "
+    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_window_bytes gauge offloadfs_remote_fetch_seconds histogram "
 
 bad=0
 for i in 1 2 3 4 5; do cmp -s "$M/r$i" "$T_TMP/r$i" || bad=1; done
