@@ -278,9 +278,9 @@ static void window_sweep_should_free_idle_windows_and_a_read_should_fetch_again(
      * take seconds over the reads). */
     uint64_t t0 = common_clock_ms();
     /* A lookup's window holds the pages its bytes filled. */
-    assert_int_equal(ofs_lookup_name(&f->fs, "small", &s), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "small", &s, &miss), 0);
     assert_int_equal(count(&f->fs.count.window_bytes), (5000 + page - 1) / page * page);
-    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e), 0);
+    assert_int_equal(ofs_lookup_name(&f->fs, "big", &e, &miss), 0);
     for (size_t off = 0; off < len; off += piece)
         assert_int_equal(read_remote(f, (fuse_ino_t)e.version, piece, (off_t)off), 0);
     uint64_t held = count(&f->fs.count.window_bytes);
