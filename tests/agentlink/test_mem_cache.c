@@ -208,6 +208,7 @@ static void a_tombstone_should_drop_the_copy(void **state)
     al_entry e;
     theirs(f, "k", b, 2000);
     get_is(f, "k", b, 2000, AL_WHERE_REMOTE);
+    assert_true(here(f, "k")); /* the copy */
     /* removed on another host: the tombstone, then the object deleted */
     assert_int_equal(remote_mem_put(f->m, "p/.tomb/default/k", "", 0, NULL, 0), 0);
     remote_mem_remove(f->m, "p/default/k");
