@@ -49,7 +49,9 @@ has "  cached_entries: 1" "$(cat "$T_TMP/out")" $'cached_entries: 1\ncached_byte
 t_rc "B: sync sends nothing (a copy is never pending)" 0 $AL --store "$B" sync
 
 # ---- B's remote at a closed port ----------------------------------------
+t0=$(date +%s%N)
 t_rc "B, remote down: get k exits 0" 0 down $AL --store "$B" get k
+echo "# (a figure, not a check: that get took $((($(date +%s%N) - t0) / 1000000)) ms, the HEAD's refused attempts included)"
 t_check "  the exact bytes" cmp -s "$T_TMP/out" "$T_TMP/k"
 t_rc "B, remote down: stat k exits 0" 0 down $AL --store "$B" stat k
 has "  where: cached here" "$(cat "$T_TMP/out")" "where: cached here"
