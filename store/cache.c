@@ -238,34 +238,3 @@ int store_cached(store *st, uint64_t version, char *etag, size_t cap)
     store_tx_abort(&t);
     return rc;
 }
-
-int store_cache_drop(store *st, const char *ns, const char *key, uint64_t version)
-{
-    char name[NAME_BUF];
-    size_t nlen;
-    store_entry e;
-    rec_state s;
-    tx t;
-    int rc;
-    if ((rc = store_name_make(ns, key, name, &nlen)))
-        return rc;
-    if ((rc = store_tx_begin(st, 1, &t)))
-        return rc;
-    if ((rc = store_state_load(&t, &s)))
-        return store_tx_end(&t, rc);
-    rc = store_entry_load(&t, name, nlen, &e);
-    if (rc == STORE_ENOTFOUND || (rc == 0 && e.version != version)) {
-        store_tx_abort(&t);
-        return 0; /* replaced or gone meanwhile: nothing of that copy left */
-    }
-    if (rc)
-        return store_tx_end(&t, rc);
-    if ((rc = mark_get(&t, version, NULL)) <= 0) {
-        store_tx_abort(&t);
-        return rc; /* 0: a result written here, not the cache's to drop */
-    }
-    if ((rc = store_entry_drop(&t, &s, name, nlen, &e))
-        || (rc = store_log_change(&t, &s, name, nlen, e.version, 0)))
-        return store_tx_end(&t, rc);
-    return store_wake_after_commit(st, store_tx_end(&t, store_state_save(&t, &s)), s.gen);
-}

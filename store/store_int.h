@@ -18,7 +18,8 @@
  *   txn.c     errors, transactions, the state record, names, entry records
  *   open.c    opening and closing: directory, environment, databases
  *   limits.c  the limits and store-wide figures
- *   write.c   store_put(), store_remove(): chunks written behind CRC-32C
+ *   write.c   store_put(), store_put_cached(), store_remove(),
+ *             store_cache_drop(): chunks written behind CRC-32C
  *   evict.c   dropping versions, evicting the oldest to keep the bound
  *   tomb.c    tombstones of evicted and removed names
  *   read.c    lookups and reads, CRC-checked
