@@ -372,11 +372,12 @@ typedef struct al_entry {
     int gone_reason;        /* AL_REASON_EVICTED or AL_REASON_REMOVED */
     /* Where the bytes of a live key are (set by every call that fills an
      * al_entry of a live key): */
-    int where;              /* AL_WHERE_HERE or AL_WHERE_REMOTE */
+    int where;              /* AL_WHERE_HERE, AL_WHERE_REMOTE or AL_WHERE_CACHED */
 } al_entry;
 
 #define AL_WHERE_HERE   0 /* in this host's store */
 #define AL_WHERE_REMOTE 1 /* only on the store's remote (evicted here, or written by another host) */
+#define AL_WHERE_CACHED 2 /* here, as a cached copy of the remote's version (read from it before) */
 
 #define AL_REASON_EVICTED 1 /* evicted to keep the store under max_total_bytes */
 #define AL_REASON_REMOVED 2 /* removed by agentlink rm or drop-referenced */
@@ -488,6 +489,21 @@ typedef struct al_stats {
 
 /* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
 int al_store_stats(al_store *h, al_stats *out);
+
+/* The local store as a cache of the remote: results read from the remote
+ * are kept as cached copies of their version (doc/remote.md, "The local
+ * store as a cache"). A struct apart from al_stats so that programs built
+ * against an earlier al_stats keep working. */
+typedef struct al_cache_stats {
+    uint64_t entries;          /* live entries that are cached copies (al_stats'
+                                  entries counts them too) */
+    uint64_t bytes;            /* the sum of their sizes */
+    uint64_t hits;             /* reads a cached copy served, ever */
+    uint64_t misses;           /* reads that fetched from the remote, ever */
+} al_cache_stats;
+
+/* Fills *OUT. Errors: AL_ENOSTORE, LMDB failures. */
+int al_store_cache_stats(al_store *h, al_cache_stats *out);
 
 /* The largest max_total_bytes a store can have: 16 TiB. */
 #define AL_MAX_TOTAL_LIMIT (UINT64_C(1) << 44)

@@ -386,12 +386,40 @@ static int find_unlocked(al_store *h, const char *key, int rc, al_entry *e, void
     return rc;
 }
 
+/* al_cache_check() for live VERSION of KEY, called with h->mu held and
+ * returning with it held, let go while the remote is asked, as
+ * find_unlocked() does. */
+static int check_unlocked(al_store *h, const char *key, uint64_t version, int hit, al_entry *e)
+{
+    al_tier *b;
+    if (store_cached(h->st, version, NULL, 0) <= 0)
+        return 0; /* written here: no remote to ask */
+    int r = al_tier_borrow(h->st, &h->tier, &b);
+    if (r)
+        return 0; /* no memory to ask with: the copy is the answer */
+    if (!b)
+        return al_cache_check(h->st, &h->tier, h->ns, key, version, hit, e);
+    store *st = h->st;
+    h->busy++;
+    pthread_mutex_unlock(&h->mu);
+    r = al_cache_check(st, &b, h->ns, key, version, hit, e);
+    pthread_mutex_lock(&h->mu);
+    al_tier_return(h->tier, b);
+    if (--h->busy == 0)
+        pthread_cond_broadcast(&h->idle);
+    return r;
+}
+
 /* The local answer RC for KEY (E filled), then the remote's when it is
- * not live here (lookup.c): one answer with the mount. */
+ * not live here, or live as a cached copy of a version the remote no
+ * longer holds (lookup.c, cache.c): one answer with the mount. */
 static int stat_locked(al_store *h, const char *key, al_entry *e)
 {
     al_entry tmp;
+    store_entry se;
     int rc = lookup_locked(h, key, e ? e : &tmp);
+    if (rc == 0 && store_lookup(h->st, h->ns, key, &se, NULL) == 0)
+        rc = check_unlocked(h, key, se.version, 0, e ? e : &tmp);
     if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
         rc = find_unlocked(h, key, rc, e ? e : &tmp, NULL, NULL);
     return rc;
@@ -433,6 +461,12 @@ int al_store_get(al_store *h, const char *key, void **data, size_t *len,
         else if (rc == STORE_EEVICTED)
             entry_from_tomb(e ? e : &tmp, &t);
         rc = al_err_from_store(rc);
+        /* a cached copy serves while the remote holds its version (cache.c) */
+        if (rc == 0 && (rc = check_unlocked(h, key, se.version, 1, e ? e : &tmp))) {
+            free(*data);
+            *data = NULL;
+            *len = 0;
+        }
         /* not live here: the remote's object, or its tombstone (lookup.c) */
         if (rc == AL_ENOTFOUND || rc == AL_EEVICTED)
             rc = find_unlocked(h, key, rc, e ? e : &tmp, data, len);
@@ -542,6 +576,26 @@ int al_store_stats(al_store *h, al_stats *out)
     out->stored_bytes = s.stored_bytes;
     out->compression = how == STORE_COMPRESS_ZSTD ? AL_COMPRESS_ZSTD : AL_COMPRESS_NONE;
     out->pending = s.pending;
+    return 0;
+}
+
+int al_store_cache_stats(al_store *h, al_cache_stats *out)
+{
+    store_stats s;
+    int rc;
+    if (!h || !out)
+        return EINVAL;
+    pthread_mutex_lock(&h->mu);
+    rc = al_store_attach(h, 0);
+    if (rc == 0)
+        rc = al_err_from_store(store_stats_get(h->st, &s));
+    pthread_mutex_unlock(&h->mu);
+    if (rc)
+        return rc;
+    out->entries = s.cached_entries;
+    out->bytes = s.cached_bytes;
+    out->hits = s.cache_hits;
+    out->misses = s.cache_misses;
     return 0;
 }
 

@@ -58,6 +58,7 @@ int al_store_open_checked(al_store **out, const char *dir, const char *ns,
 /* ---- the remote tier (tier_use.c) ---------------------------------------- */
 struct tier;
 struct remote_conn;
+struct remote_info;
 typedef struct al_tier al_tier;
 
 /* Makes *TP follow the remote ST names now (reopening when the URL
@@ -177,6 +178,25 @@ int al_tier_find(struct store *st, al_tier **tp, const char *ns, const char *key
  * removed). */
 int al_tier_remove_key(struct store *st, al_tier **tp, const char *ns, const char *key, int rc,
                        al_entry *e);
+
+/* ---- the local store as a cache of the remote (cache.c) ------------------ */
+
+/* Keeps LEN bytes at DATA, fetched from the remote as version IN (its
+ * ETag, metadata), as a cached copy of (NS, KEY) in ST when the store
+ * takes it (store_put_cached(): a copy too big, or a name written here
+ * meanwhile, is not kept), and counts a cache miss. Never fails. */
+void al_cache_keep(struct store *st, const char *ns, const char *key, const void *data,
+                   size_t len, const struct remote_info *in);
+
+/* For live version VERSION of (NS, KEY) in ST: when it is a cached copy,
+ * asks the remote whether it still holds that version (one HEAD). Returns
+ * 0 to serve the local entry: a result written here; or a cached copy the
+ * remote still holds or could not be asked about (E's where then
+ * AL_WHERE_CACHED; HIT counts a cache hit). Returns AL_ENOTFOUND after
+ * dropping the copy when the remote holds another version, a tombstone or
+ * nothing: the caller then asks the remote as for a key not here. */
+int al_cache_check(struct store *st, al_tier **tp, const char *ns, const char *key,
+                   uint64_t version, int hit, al_entry *e);
 
 /* Names of NS only the remote may hold, for a listing merged with the
  * local one (both in byte order). */

@@ -116,16 +116,18 @@ int al_tier_find(store *st, al_tier **tp, const char *ns, const char *key, int r
             r = b.failed ? ENOMEM : REMOTE_ECHANGED; /* a short body: ask again */
         if (r == 0) {
             entry_from_info(e, &in);
-            remote_info_clear(&in);
             if (data) {
                 common_buf_addc(&b, '\0'); /* the NUL after the bytes; never NULL */
                 if (b.failed) {
+                    remote_info_clear(&in);
                     common_buf_release(&b);
                     return ENOMEM;
                 }
                 *data = b.p;
                 *len = b.len - 1;
+                al_cache_keep(st, ns, key, b.p, b.len - 1, &in); /* read once, kept */
             }
+            remote_info_clear(&in);
             return 0;
         }
         remote_info_clear(&in);
@@ -257,6 +259,8 @@ typedef struct stream_ctx {
     void *arg;
     uint64_t sent;
     int failed; /* the caller's sink said stop */
+    common_buf copy; /* the bytes for a cached copy, while they may fit */
+    uint64_t copy_max; /* most bytes a copy may have (0: none kept) */
 } stream_ctx;
 
 static int sink_stream(void *arg, const void *data, size_t n)
@@ -267,6 +271,12 @@ static int sink_stream(void *arg, const void *data, size_t n)
         return 1;
     }
     sc->sent += n;
+    if (sc->copy_max && sc->sent <= sc->copy_max)
+        common_buf_add(&sc->copy, data, n);
+    else if (sc->copy.p || sc->copy.failed) {
+        common_buf_release(&sc->copy); /* too big to keep: not kept */
+        sc->copy_max = 0;
+    }
     return 0;
 }
 
@@ -289,8 +299,12 @@ static int stream_remote(store *st, al_tier **tp, const char *ns, const char *ke
                          in.length - sc->sent, sink_stream, sc, NULL);
         if (r == 0 && sc->sent != in.length)
             r = REMOTE_ECHANGED;
-        if (r == 0)
+        if (r == 0) {
             entry_from_info(e, &in);
+            if (sc->copy_max && !sc->copy.failed && sc->copy.len == in.length)
+                al_cache_keep(st, ns, key, sc->copy.p ? sc->copy.p : "", sc->copy.len, &in);
+        }
+        common_buf_release(&sc->copy);
         remote_info_clear(&in);
         if (r == 0)
             return 0;
@@ -331,6 +345,11 @@ int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, 
         return rc;
     const char *ns = al_store_namespace(h);
     rc = store_get(st, ns, key, &data, &len, &se, &t);
+    if (rc == 0 && al_cache_check(st, tp, ns, key, se.version, 1, e)) {
+        free(data); /* a cached copy of a version the remote no longer holds */
+        data = NULL;
+        rc = STORE_ENOTFOUND;
+    }
     if (rc == 0) { /* here: bounded by max_result_bytes, handed on whole */
         e->size = se.size;
         e->created_ns = se.created_ns;
@@ -344,8 +363,13 @@ int al_store_get_stream(al_store *h, const char *key, al_sink_fn fn, void *arg, 
         }
         rc = al_err_from_store(rc);
         if (rc == AL_ENOTFOUND || rc == AL_EEVICTED) {
-            stream_ctx sc = {fn, arg, 0, 0};
+            store_limits lim;
+            stream_ctx sc = {fn, arg, 0, 0, {0}, 0};
+            if (store_limits_get(st, &lim) == 0) /* a bigger copy is not kept */
+                sc.copy_max = lim.max_total_bytes / 2 < lim.max_result_bytes
+                                  ? lim.max_total_bytes / 2 : lim.max_result_bytes;
             rc = stream_remote(st, tp, ns, key, rc, e, &sc);
+            common_buf_release(&sc.copy);
         }
     }
     al_store_unlock(h);

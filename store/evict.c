@@ -45,7 +45,7 @@ int store_entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
     int rc;
     if ((rc = version_drop(t, e->version, &freed)) || (rc = store_db_del(t, DB_LIVE, name, len)))
         return rc == STORE_ENOTFOUND ? STORE_ECORRUPT : rc;
-    if ((rc = store_pending_del(t, e->version)))
+    if ((rc = store_pending_del(t, e->version)) || (rc = store_cache_mark_del(t, e->version)))
         return rc;
     if (s->live_bytes < e->size || s->live_entries == 0 || s->stored < freed)
         return STORE_ECORRUPT;
@@ -55,13 +55,16 @@ int store_entry_drop(const tx *t, rec_state *s, const char *name, size_t len,
     return 0;
 }
 
-/* The oldest version not pending upload: its name into NAME (NAME_BUF
+/* The entry to evict next: the oldest cached copy (store/cache.c), else
+ * the oldest version not pending upload: its name into NAME (NAME_BUF
  * bytes), *LEN. STORE_EPENDING when every live version is pending. */
 static int oldest_evictable(const tx *t, char *name, size_t *len)
 {
     MDB_cursor *c;
     MDB_val key, val;
     int rc, pending = 1;
+    if ((rc = store_cache_oldest(t, name, len)) || *len)
+        return rc;
     if ((rc = mdb_cursor_open(t->txn, store_db(t, DB_VER), &c)))
         return store_map_err(rc);
     rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);

@@ -119,17 +119,20 @@ int store_stats_get(store *st, store_stats *out)
     cfg = rc ? 0 : result_cfg_load(&t, &s);
     if (!rc)
         rc = store_pending_count(&t, &pending);
+    memset(out, 0, sizeof *out);
+    if (!rc) {
+        out->puts = s.next_version - 2; /* record.h: one version per put */
+        rc = store_cache_figures(&t, out);
+    }
     store_tx_abort(&t);
     if (rc)
         return rc;
-    memset(out, 0, sizeof *out);
     out->pending = pending;
     out->max_result_configured = cfg;
     out->entries = s.live_entries;
     out->bytes = s.live_bytes;
     out->max_total_bytes = s.max_total;
     out->max_result_bytes = s.max_result;
-    out->puts = s.next_version - 2; /* record.h: one version per put */
     out->evictions = s.evictions;
     out->removals = s.removals;
     out->tombstones = s.tombs;

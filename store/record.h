@@ -8,6 +8,9 @@
  * Databases (one LMDB environment):
  *   meta  "state"            -> rec_state
  *   meta  "codec"            -> rec_codec            (compression; may be missing)
+ *   meta  "pend"/"ptmb" + version(be64) -> ns \0 key  (pending marks: pending.c)
+ *   meta  "cach" + version(be64) -> size(le64) etag   (cached copies: cache.c)
+ *   meta  "cstat"            -> hits, misses, copies made (le64 each; may be missing)
  *   live  ns \0 key          -> rec_entry            (live names)
  *   ver   version(be64)      -> ns \0 key            (write order: oldest first)
  *   data  version(be64) idx(be32) -> crc32c(le32) + chunk bytes (one page each)

@@ -348,6 +348,12 @@ typedef struct store_stats {
     uint64_t pending;          /* what waits for the remote: live versions
                                   pending upload, and removals whose
                                   tombstone is pending */
+    uint64_t cached_entries;   /* of the live entries, cached copies of the
+                                  remote's results (store_put_cached()) */
+    uint64_t cached_bytes;     /* and the sum of their sizes */
+    uint64_t cache_hits;       /* reads served by a cached copy, ever
+                                  (store_cache_count()) */
+    uint64_t cache_misses;     /* reads that fetched from the remote, ever */
 } store_stats;
 
 /* Fills *OUT in one read transaction. puts, evictions and removals live in
@@ -407,6 +413,48 @@ int store_tomb_pending_list(store *st, store_pending_fn fn, void *ctx);
  * is fine, and then no write transaction is taken. Errors: STORE_ENAME_*,
  * STORE_ERDONLY, LMDB failures. */
 int store_tomb_pending_clear(store *st, const char *ns, const char *key);
+
+/* ---- Cached copies of the remote's results -----------------------------
+ * A reader (agentlink) that fetched a result from the remote keeps it as
+ * a cached copy of that version: a live entry like any other (every
+ * reader, the daemon included, serves it), marked with the remote's ETag.
+ * A cached copy is never marked pending, so no sync or upload sends it;
+ * eviction takes the oldest cached copy before any result written here;
+ * a write or removal of the name drops it as it drops any version. The
+ * marks and counters are records of their own (store/cache.c): stores
+ * from before have none and read as before. */
+#define STORE_ETAG_MAX 127u /* bytes in a remote version's ETag */
+
+/* Keeps LEN bytes at DATA as a cached copy of version ETAG (1 to
+ * STORE_ETAG_MAX bytes) of (NS, KEY), replacing a cached copy of another
+ * version, as store_put() stores a value (the same bound and eviction,
+ * cached copies first). Not kept, and nothing changes, when the copy would
+ * take over half of max_total_bytes or more than max_result_bytes
+ * (STORE_ETOOBIG), when (NS, KEY) holds a result written here
+ * (STORE_EGONE: written since the remote was asked), or when only pending
+ * results could make room (STORE_EPENDING). Counts itself out of
+ * store_stats.puts. *OUT (may be NULL) gets the entry. Errors: also those
+ * of store_put(); EINVAL (ETAG empty or too long). */
+int store_put_cached(store *st, const char *ns, const char *key, const void *data,
+                     size_t len, const store_meta *meta, const char *etag, store_entry *out);
+
+/* Whether live version VERSION is a cached copy: 1 and its ETag into ETAG
+ * (CAP bytes, may be NULL) when it is; 0 when it is not (a result written
+ * here, or no longer live). Errors (negative or errno): ERANGE (CAP too
+ * small), LMDB failures. */
+int store_cached(store *st, uint64_t version, char *etag, size_t cap);
+
+/* Drops the cached copy VERSION of (NS, KEY): the remote holds another
+ * version, a tombstone or nothing. No tombstone is left here (the remote's
+ * answer is the name's). Returns 0, also when VERSION is no longer the
+ * name's or is a result written here (then nothing changes). Errors:
+ * STORE_ENAME_*, STORE_ERDONLY, LMDB failures. */
+int store_cache_drop(store *st, const char *ns, const char *key, uint64_t version);
+
+/* Adds HITS and MISSES to the store's cache counters (one write
+ * transaction; none when both are 0). Errors: STORE_ERDONLY, LMDB
+ * failures. */
+int store_cache_count(store *st, uint64_t hits, uint64_t misses);
 
 /* ---- Learning what changed ------------------------------------------- */
 /* A cheap token that changes whenever any process commits a write: the id

@@ -18,7 +18,8 @@
  *   txn.c     errors, transactions, the state record, names, entry records
  *   open.c    opening and closing: directory, environment, databases
  *   limits.c  the limits and store-wide figures
- *   write.c   store_put(), store_remove(): chunks written behind CRC-32C
+ *   write.c   store_put(), store_put_cached(), store_remove(),
+ *             store_cache_drop(): chunks written behind CRC-32C
  *   evict.c   dropping versions, evicting the oldest to keep the bound
  *   tomb.c    tombstones of evicted and removed names
  *   read.c    lookups and reads, CRC-checked
@@ -28,6 +29,7 @@
  *   zpool.c   decoders and buffers reused by reads of compressed values
  *   wake.c    waking the daemons after a write (wake.h), and the memory of
  *             those found late; notify.c calls it after each commit
+ *   cache.c   cached copies of the remote's results (marks, counters)
  *   pending.c the remote URL, the pending marks (versions waiting for their
  *             upload) and the tombstone-pending marks of the remote tier
  * and, apart: record.c (record layouts), verify.c (the page check),
@@ -181,6 +183,27 @@ int store_tomb_pending_set(const tx *t, uint64_t version, const char *name, size
 int store_tomb_pending_drop_name(const tx *t, const char *name, size_t len);
 /* 1 when the store names a remote, 0 when not, or an error (< 0). */
 int store_remote_is_set(const tx *t);
+
+/* ---- cache.c ---------------------------------------------------------- */
+
+/* Cached copies are marked in the meta database: "cach" + be64(version)
+ * -> le64(size) + the remote's ETag (store/cache.c says why). */
+#define CACHE_PREFIX "cach"
+/* Marks VERSION (SIZE bytes) a cached copy of the remote's version ETAG
+ * (at most STORE_ETAG_MAX bytes, else EINVAL). */
+int store_cache_mark_set(const tx *t, uint64_t version, uint64_t size, const char *etag);
+/* Drops VERSION's mark (absent is fine). */
+int store_cache_mark_del(const tx *t, uint64_t version);
+/* 1 when VERSION is marked cached, 0 when not, or an error (< 0). */
+int store_cache_mark_is(const tx *t, uint64_t version);
+/* The oldest live cached copy: its name into NAME (NAME_BUF bytes) and
+ * its length into *LEN (0: there is none). Returns 0 or an error. */
+int store_cache_oldest(const tx *t, char *name, size_t *len);
+/* Counts one copy made (its version is counted out of the puts). */
+int store_cache_fill_count(const tx *t);
+/* Adds the cache's figures to OUT: cached entries and bytes, hits, misses,
+ * and takes the copies made out of OUT->puts. */
+int store_cache_figures(const tx *t, store_stats *out);
 
 /* ---- zpool.c ---------------------------------------------------------- */
 

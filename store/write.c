@@ -103,10 +103,29 @@ static int put_fill_entry(store_entry *e, const store_meta *meta, size_t len)
     return 0;
 }
 
+/* Whether a cached copy of STORED bytes may take NAME: STORE_ETOOBIG when
+ * it would take over half the bound (a copy never empties the store for
+ * itself), STORE_EGONE when NAME holds a result written here (written
+ * since the remote was asked: never replaced by an older copy), else 0. */
+static int cache_room(const tx *t, const rec_state *s, const char *name, size_t nlen,
+                      uint64_t stored)
+{
+    store_entry e;
+    if (stored > s->max_total / 2)
+        return STORE_ETOOBIG;
+    int rc = store_entry_load(t, name, nlen, &e);
+    if (rc == STORE_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    rc = store_cache_mark_is(t, e.version);
+    return rc == 0 ? STORE_EGONE : rc < 0 ? rc : 0;
+}
+
 /* One attempt at store_put(): NAME is checked, E filled but for its version. */
 static int put_once(store *st, const char *name, size_t nlen, const void *data,
                     size_t len, const frame_packed *pk, store_entry *e_in,
-                    store_entry *out)
+                    const char *etag, store_entry *out)
 {
     unsigned char rec[REC_ENTRY_FIXED + STORE_TOOL_MAX], vk[8];
     store_entry e = *e_in;
@@ -127,6 +146,8 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
         rc = pending;
         goto out;
     }
+    if (etag && (rc = cache_room(&t, &s, name, nlen, stored)))
+        goto out;
     if ((rc = put_clear_old(&t, &s, name, nlen, &old))
         || (rc = store_evict_until(&t, &s, stored, NULL)))
         goto out;
@@ -137,8 +158,10 @@ static int put_once(store *st, const char *name, size_t nlen, const void *data,
         || (rc = store_db_put(&t, DB_VER, vk, 8, name, nlen, MDB_APPEND))
         || (rc = store_db_put(&t, DB_LIVE, name, nlen, rec, rlen, 0))
         || (rc = store_log_change(&t, &s, name, nlen, old, e.version))
-        || (pending && (rc = store_pending_set(&t, e.version, name, nlen)))
-        || (pending && (rc = store_tomb_pending_drop_name(&t, name, nlen))))
+        || (etag && (rc = store_cache_mark_set(&t, e.version, len, etag)))
+        || (etag && (rc = store_cache_fill_count(&t)))
+        || (!etag && pending && (rc = store_pending_set(&t, e.version, name, nlen)))
+        || (!etag && pending && (rc = store_tomb_pending_drop_name(&t, name, nlen))))
         goto out;
     s.live_bytes += len;
     s.stored += stored;
@@ -167,8 +190,9 @@ static int put_pack(store *st, const void *data, size_t len, frame_packed *pk)
     return rc == 1 ? 0 : rc;
 }
 
-int store_put(store *st, const char *ns, const char *key, const void *data,
-              size_t len, const store_meta *meta, store_entry *out)
+/* store_put() and store_put_cached(): ETAG NULL for a result written here. */
+static int put_any(store *st, const char *ns, const char *key, const void *data,
+                   size_t len, const store_meta *meta, const char *etag, store_entry *out)
 {
     char name[NAME_BUF];
     size_t nlen;
@@ -178,13 +202,27 @@ int store_put(store *st, const char *ns, const char *key, const void *data,
     if ((rc = store_name_make(ns, key, name, &nlen)) || (rc = put_fill_entry(&e, meta, len))
         || (rc = put_pack(st, data, len, &pk)))
         return rc;
-    rc = put_once(st, name, nlen, data, len, &pk, &e, out);
+    rc = put_once(st, name, nlen, data, len, &pk, &e, etag, out);
     /* A reader that died holding a snapshot pins pages until its slot is
      * cleared; clear dead slots and try once more before saying "full". */
     if ((rc == STORE_EFULL || rc == ENOSPC) && !mdb_reader_check(st->se->env, &dead) && dead)
-        rc = put_once(st, name, nlen, data, len, &pk, &e, out);
+        rc = put_once(st, name, nlen, data, len, &pk, &e, etag, out);
     store_frame_packed_free(&pk);
     return rc;
+}
+
+int store_put(store *st, const char *ns, const char *key, const void *data,
+              size_t len, const store_meta *meta, store_entry *out)
+{
+    return put_any(st, ns, key, data, len, meta, NULL, out);
+}
+
+int store_put_cached(store *st, const char *ns, const char *key, const void *data,
+                     size_t len, const store_meta *meta, const char *etag, store_entry *out)
+{
+    if (!etag || !etag[0] || strlen(etag) > STORE_ETAG_MAX)
+        return EINVAL;
+    return put_any(st, ns, key, data, len, meta, etag, out);
 }
 
 int store_remove(store *st, const char *ns, const char *key)
@@ -216,5 +254,38 @@ int store_remove(store *st, const char *ns, const char *key)
         (rc && (rc = store_tomb_pending_set(&t, e.version, name, nlen))))
         return store_tx_end(&t, rc);
     s.removals++;
+    return store_wake_after_commit(st, store_tx_end(&t, store_state_save(&t, &s)), s.gen);
+}
+
+/* In this file, not cache.c: a drop is a removal (evict.c's, which calls
+ * cache.c for the marks), so cache.c calls no file that calls it. */
+int store_cache_drop(store *st, const char *ns, const char *key, uint64_t version)
+{
+    char name[NAME_BUF];
+    size_t nlen;
+    store_entry e;
+    rec_state s;
+    tx t;
+    int rc;
+    if ((rc = store_name_make(ns, key, name, &nlen)))
+        return rc;
+    if ((rc = store_tx_begin(st, 1, &t)))
+        return rc;
+    if ((rc = store_state_load(&t, &s)))
+        return store_tx_end(&t, rc);
+    rc = store_entry_load(&t, name, nlen, &e);
+    if (rc == STORE_ENOTFOUND || (rc == 0 && e.version != version)) {
+        store_tx_abort(&t);
+        return 0; /* replaced or gone meanwhile: nothing of that copy left */
+    }
+    if (rc)
+        return store_tx_end(&t, rc);
+    if ((rc = store_cache_mark_is(&t, version)) <= 0) {
+        store_tx_abort(&t);
+        return rc; /* 0: a result written here, not the cache's to drop */
+    }
+    if ((rc = store_entry_drop(&t, &s, name, nlen, &e))
+        || (rc = store_log_change(&t, &s, name, nlen, e.version, 0)))
+        return store_tx_end(&t, rc);
     return store_wake_after_commit(st, store_tx_end(&t, store_state_save(&t, &s)), s.gen);
 }

@@ -149,7 +149,8 @@ int cmd_stat(opts *o, int argc, char **argv)
             printf("key: %s\nstate: live\nsize: %" PRIu64 "\ntool: %s\ncreated: %s\n"
                    "original_size: %" PRIu64 "\ntruncated: %d\nwhere: %s\n",
                    key, e.size, e.has_tool ? e.tool : "", al_time_format(e.created_ns, when, sizeof when),
-                   e.original_size, e.truncated, e.where == AL_WHERE_REMOTE ? "remote only" : "here");
+                   e.original_size, e.truncated,
+                   e.where == AL_WHERE_REMOTE ? "remote only" : e.where == AL_WHERE_CACHED ? "cached here" : "here");
             ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
         }
     } else if (rc == AL_EEVICTED) {

@@ -200,6 +200,7 @@ int cmd_stats(opts *o, int argc, char **argv)
     al_policy *pol = NULL;
     al_store *h = NULL;
     al_stats s;
+    al_cache_stats cs;
     int ex, rc;
     (void)argc;
     (void)argv;
@@ -211,6 +212,8 @@ int cmd_stats(opts *o, int argc, char **argv)
     rc = al_store_stats(h, &s);
     if (rc == 0)
         rc = al_store_max_result(h, NULL, &cfg);
+    if (rc == 0)
+        rc = al_store_cache_stats(h, &cs);
     if (rc) {
         ex = cli_report(rc, h, NULL);
     } else if (o->prometheus) {
@@ -232,6 +235,10 @@ int cmd_stats(opts *o, int argc, char **argv)
             cJSON_AddItemToObject(j, "mount", mount_json(h));
             add_remote(j, h);
             cJSON_AddNumberToObject(j, "pending", (double)s.pending);
+            cJSON_AddNumberToObject(j, "cached_entries", (double)cs.entries);
+            cJSON_AddNumberToObject(j, "cached_bytes", (double)cs.bytes);
+            cJSON_AddNumberToObject(j, "cache_hits", (double)cs.hits);
+            cJSON_AddNumberToObject(j, "cache_misses", (double)cs.misses);
         }
         ex = cli_print_json(j);
     } else {
@@ -247,6 +254,9 @@ int cmd_stats(opts *o, int argc, char **argv)
         al_store_remote(h, url, sizeof url);
         if (url[0])
             printf("remote: %s\npending: %" PRIu64 "\n", url, s.pending);
+        if (url[0] || cs.entries || cs.hits || cs.misses)
+            printf("cached_entries: %" PRIu64 "\ncached_bytes: %" PRIu64 "\ncache_hits: %" PRIu64
+                   "\ncache_misses: %" PRIu64 "\n", cs.entries, cs.bytes, cs.hits, cs.misses);
         ex = fflush(stdout) == 0 ? EX_OK : EX_FAIL;
     }
     al_store_close(h);

@@ -97,5 +97,8 @@ cJSON *cli_entry_json(const char *key, const al_entry *e)
     cJSON_AddNumberToObject(j, "original_size", (double)e->original_size);
     cJSON_AddBoolToObject(j, "truncated", e->truncated);
     cJSON_AddStringToObject(j, "where", e->where == AL_WHERE_REMOTE ? "remote" : "here");
+    /* "where" keeps its two values (the bytes are here); a copy says so apart */
+    if (e->where == AL_WHERE_CACHED)
+        cJSON_AddTrueToObject(j, "cached");
     return j;
 }

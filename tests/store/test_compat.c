@@ -158,6 +158,50 @@ static void old_store_should_take_new_writes_and_keep_old_ones(void **state)
     free(buf);
 }
 
+/* An old store has no cached copies and no cache counters: it reports
+ * zeros, takes a copy, and a later write evicts the copy before any of its
+ * old entries, which all still read. */
+static void old_store_should_take_a_cached_copy_and_evict_it_first(void **state)
+{
+    struct cfx *c = *state;
+    store *st;
+    store_stats before, s;
+    store_limits lim;
+    char etag[STORE_ETAG_MAX + 1];
+    store_entry e;
+    assert_int_equal(store_open(&st, c->dir, STORE_NOSYNC), 0);
+    assert_int_equal(store_stats_get(st, &before), 0);
+    assert_int_equal(before.cached_entries, 0);
+    assert_int_equal(before.cache_hits, 0);
+    assert_int_equal(before.cache_misses, 0);
+    assert_int_equal(store_compression_set(st, STORE_COMPRESS_NONE), 0);
+    assert_int_equal(store_limits_get(st, &lim), 0);
+    /* a copy that fills what is left of the bound, less 100 bytes */
+    size_t len = (size_t)(lim.max_total_bytes - before.stored_bytes - 100);
+    if (len > lim.max_total_bytes / 2)
+        len = (size_t)(lim.max_total_bytes / 2);
+    unsigned char *buf = malloc(len);
+    assert_non_null(buf);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = v1_text_byte(12, i);
+    assert_int_equal(store_put_cached(st, "default", "copy", buf, len, NULL, "\"v1\"", &e), 0);
+    assert_int_equal(store_cached(st, e.version, etag, sizeof etag), 1);
+    assert_string_equal(etag, "\"v1\"");
+    assert_int_equal(store_stats_get(st, &s), 0);
+    assert_int_equal(s.cached_entries, 1);
+    assert_int_equal(s.cached_bytes, len);
+    assert_int_equal(s.puts, before.puts);
+    /* a write that needs room: the copy goes, the old entries stay */
+    assert_int_equal(store_put(st, "default", "later", buf, 200, NULL, NULL), 0);
+    assert_int_equal(store_lookup(st, "default", "copy", NULL, NULL), STORE_EEVICTED);
+    for (size_t i = 0; i < V1_LIVE; i++)
+        expect_item(st, &v1_live[i]);
+    assert_int_equal(store_stats_get(st, &s), 0);
+    assert_int_equal(s.cached_entries, 0);
+    store_close(st);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +210,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(old_store_should_read_through_a_readonly_handle,
                                         cfx_setup, cfx_teardown),
         cmocka_unit_test_setup_teardown(old_store_should_take_new_writes_and_keep_old_ones,
+                                        cfx_setup, cfx_teardown),
+        cmocka_unit_test_setup_teardown(old_store_should_take_a_cached_copy_and_evict_it_first,
                                         cfx_setup, cfx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
