@@ -32,14 +32,7 @@ r_require_s3
 for tool in promtool prometheus curl; do
     command -v $tool >/dev/null || { t_not_ok "$tool is installed (scripts/deps.sh)"; t_done; }
 done
-WAIT=20 OPTS=()
-if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
-    WAIT=120 OPTS=(-o prefetch=0) # fs.h: under valgrind, no prefetch
-    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
-    chmod +x "$T_TMP/vg-offloadfs"
-    M_FS=$T_TMP/vg-offloadfs
-    M_MOUNT_WAIT=$WAIT
-fi
+metrics_valgrind
 URL=s3://$OFFLOADFS_S3_BUCKET/metrics-$$-$(date +%s%N)
 
 # sample TEXT NAME : the value of sample NAME (exactly, labels included) in TEXT.

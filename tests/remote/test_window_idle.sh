@@ -16,18 +16,12 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../fs/mountlib.sh"
+. "$(dirname "$0")/../metrics/prom.sh"
 m_require_fuse
 r_require_s3
 command -v curl >/dev/null || { t_not_ok "curl is installed (scripts/deps.sh)"; t_done; }
 TIER=$T_BUILD/tools/tierctl
-WAIT=20 OPTS=()
-if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
-    WAIT=120 OPTS=(-o prefetch=0) # fs.h: under valgrind, no prefetch
-    printf '#!/bin/sh\nexec %s %s "$@"\n' "$OFFLOADFS_WRAP" "$T_BUILD/offloadfs" >"$T_TMP/vg-offloadfs"
-    chmod +x "$T_TMP/vg-offloadfs"
-    M_FS=$T_TMP/vg-offloadfs
-    M_MOUNT_WAIT=$WAIT
-fi
+metrics_valgrind
 URL=s3://$OFFLOADFS_S3_BUCKET/idle-$$-$(date +%s%N)
 MIB=$((1024 * 1024))
 
@@ -38,10 +32,8 @@ t_rc "put a 32 MiB result on A" 0 "$TIER" "$A" put big <"$T_TMP/big"
 
 M=$T_TMP/mnt
 m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600 || { t_not_ok "mount B"; t_done; }
-metrics_url() { sed -n 's|^offloadfs: metrics at \(http://.*\)$|\1|p' "$M.log"; }
-has_url() { [ -n "$(metrics_url)" ]; }
-t_wait_until "$WAIT" has_url
-URL_M=$(metrics_url)
+t_wait_until "$WAIT" has_url "$M"
+URL_M=$(metrics_url "$M")
 PID=$(m_pid "$M")
 if [ -n "${OFFLOADFS_VALGRIND:-}" ]; then
     case $(readlink "/proc/$PID/exe") in *memcheck*) t_ok "the daemon runs under memcheck" ;;
