@@ -130,6 +130,22 @@ static int remote_lookup(struct ofs *fs, const char *name, struct fuse_entry_par
     return 0;
 }
 
+/* NAME, held here as a cached copy E (a library's read kept it:
+ * store_put_cached()), which is the remote's answer as of that read: the
+ * remote is asked as for a name not here, so a version replaced or removed
+ * on another host is not served from the copy; the copy is the answer when
+ * the remote cannot give one (EIO). As remote_lookup(). */
+static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
+                         struct fuse_entry_param *ep, uint64_t *miss_left)
+{
+    int rc = remote_lookup(fs, name, ep, miss_left);
+    if (rc == EIO) {
+        entry_param(fs, e, ep);
+        rc = 0;
+    }
+    return rc;
+}
+
 static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
                      struct fuse_entry_param *ep)
 {
@@ -139,15 +155,18 @@ static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
     if (parent != ROOT_INO)
         return ENOTDIR;
     rc = store_lookup(fs->st, fs->ns, name, &e, NULL);
-    if (rc == 0) {
+    if (rc == 0 && fs->tier && store_cached(fs->st, e.version, NULL, 0) > 0) {
+        rc = cached_lookup(fs, name, &e, ep, &miss_left);
+    } else if (rc == 0) {
         entry_param(fs, &e, ep);
         return 0;
+    } else {
+        rc = ofs_errno(rc);
+        if (fs->tier && (rc == ENOENT || rc == ENODATA)) /* not here: the remote? */
+            rc = remote_lookup(fs, name, ep, &miss_left);
     }
-    rc = ofs_errno(rc);
-    if (fs->tier && (rc == ENOENT || rc == ENODATA)) { /* not here: the remote? */
-        if ((rc = remote_lookup(fs, name, ep, &miss_left)) == 0)
-            return 0;
-    }
+    if (rc == 0)
+        return 0;
     if (rc == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
     if (rc == ENOENT) {

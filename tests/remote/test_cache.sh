@@ -7,8 +7,12 @@
 # port (radosgw is not stopped: other suites share it), B still serves it
 # through get, stat and Python, and only what it never read is unknown
 # (exit 6). A rewrite on A replaces B's copy; A's rm drops it (exit 4).
+# B's mount answers as the remote does while B holds a copy (the new
+# version, then ENODATA), and serves the copy with the remote down.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../fs/mountlib.sh"
+m_require_fuse
 AL=$AGENTLINK # under OFFLOADFS_WRAP (valgrind) too
 r_require_s3
 export OFFLOADFS_REMOTE_STALL_SECONDS=2 OFFLOADFS_REMOTE_RETRIES=1
@@ -73,15 +77,30 @@ t_eq "B, remote down: Python read_bytes(k), the exact bytes" \
     "$(down py "$T_TMP/read.py" "$T_TOP" "$B" k "$T_TMP/k")" "bytes 614400 True"
 t_rc "B, remote down: get of what B never read exits 6 (unknown)" 6 down $AL --store "$B" get other
 t_eq "  hits counted: cache_hits" "$(bstats cache_hits)" "3"
+down m_mount "$B" "$T_TMP/mdown" || t_not_ok "mount B with its remote down"
+t_wait_until 60 mountpoint -q "$T_TMP/mdown"
+t_check "B's mount, remote down: k is the copy's bytes" cmp -s "$T_TMP/mdown/k" "$T_TMP/k"
+m_umount "$T_TMP/mdown"; t_eq "  the daemon exits 0" "$?" 0
+
+MB=$T_TMP/mnt-b
+m_mount "$B" "$MB" -o remote_ttl=1 || t_not_ok "mount B"
+t_wait_until 60 mountpoint -q "$MB"
+t_check "B's mount: k, the copy's version" cmp -s "$MB/k" "$T_TMP/k"
 
 # ---- the remote's newer version and its tombstone -----------------------
 text 7000 >"$T_TMP/k2"
 t_rc "A: put k again (a rerun, new bytes)" 0 $AL --store "$A" put k --file "$T_TMP/k2"
+t_check "B's mount: k is the new version, though B still holds the old copy" \
+    t_wait_until 30 cmp -s "$MB/k" "$T_TMP/k2"
 t_rc "B: get k: the new version" 0 $AL --store "$B" get k
 t_check "  the new bytes, not the copy's" cmp -s "$T_TMP/out" "$T_TMP/k2"
 t_eq "  the copy replaced: cached_entries cached_bytes cache_misses" \
     "$(bstats cached_entries cached_bytes cache_misses)" "1 7000 2"
 t_rc "A: rm k" 0 $AL --store "$A" rm k
+t_eq "B still holds its copy of the new version: cached_entries" "$(bstats cached_entries)" "1"
+enodata() { [ "$(m_errno open_r "$MB/k")" = ENODATA ]; }
+t_check "B's mount: k is ENODATA, not the copy" t_wait_until 30 enodata
 t_rc "B: get k exits 4 (removed)" 4 $AL --store "$B" get k
 t_eq "  the copy dropped: entries cached_entries" "$(bstats entries cached_entries)" "0 0"
+m_umount "$MB"; t_eq "B's daemon exits 0" "$?" 0
 t_done
