@@ -15,13 +15,13 @@
  *   native addon and no npm package at run time; the CLI applies the store's
  *   bound (evicting the oldest results) and fsyncs before it exits, and once
  *   it has exited every running mount shows the new bytes (read-your-writes).
- * - Listings (ls, glob, and the names grep searches) come from
- *   `agentlink ls --json` whether a mount is up or not: every live result
- *   of the namespace, here and on the store's remote, with no time limit
- *   while the CLI keeps printing. When the remote cannot be reached the CLI
- *   lists what is held here and exits 6; the answer then says it is
- *   incomplete where the model sees it (#partialNote()). The mount's
- *   readdir cannot say so: it answers within its own wait for the remote.
+ * - Listings (ls, glob, and the names grep searches) are the mount's, and
+ *   `agentlink ls --json` beside it completes them: every live result of
+ *   the namespace, here and on the store's remote, with no time limit while
+ *   the CLI keeps printing (the mount's readdir answers within its own wait
+ *   for the remote, and cannot say it is short). When the remote cannot be
+ *   reached the CLI lists what is held here and exits 6; the answer then
+ *   says it is incomplete where the model sees it (#partialNote()).
  * - Reads (and grep's reads) read the files under the offloadfs mount
  *   with node:fs, as a shell tool would, once the mount has said that it
  *   serves this store and namespace: offloadfs sets user.offloadfs.store and
@@ -861,17 +861,53 @@ export class OffloadBackend {
    * PARTIAL (the CLI's words) when the remote could not be reached: the
    * entries are then the results held here only.
    *
-   * Always `agentlink ls --json`, mount or not: it is the one listing that
-   * is complete or says it is not. The mount's readdir answers within its
-   * own wait for the remote (with the local names and the last snapshot
-   * the daemon has, silently, when the remote is slow or down), and a
-   * readdir plus a stat per name through FUSE took 2.5 s for 726 names,
-   * where one CLI run lists the store in one read transaction and the
-   * remote in one paged LIST. It also carries the tool field, which holds
-   * deepagents' name of a derived key. The run has no time limit as long
-   * as it keeps printing (runCli()).
+   * With a mount up the entries are the mount's (readdir, a stat per
+   * name): what it serves is what is listed. The mount's readdir cannot
+   * say whether it is complete, though: it waits a bounded time for the
+   * remote, then answers with the local names and the daemon's last
+   * snapshot. So `agentlink ls --json` runs beside it, the one listing
+   * that is complete or says it is not (exit 6): it adds the names the
+   * mount has not listed yet, gives deepagents' name of a derived key (the
+   * tool field), says whether the answer is partial, and is the whole
+   * answer when the mount is down or does not answer in time. It has no
+   * time limit as long as it keeps printing (runCli()).
    */
   async #list() {
+    const [cli, seen] = await Promise.all([this.#cliList(), this.#mountList()]);
+    // Partial: the results held here, as the note says; the mount may
+    // still list names of its last snapshot of the remote, which it cannot
+    // read now either.
+    if (cli.error || cli.partial || !seen) return cli;
+    const byKey = new Map(cli.entries.map((e) => [e.key, e]));
+    const entries = seen.map((m) => ({ ...m, name: byKey.get(m.key)?.name ?? m.key }));
+    const listed = new Set(seen.map((m) => m.key));
+    for (const e of cli.entries) if (!listed.has(e.key)) entries.push(e);
+    return { entries };
+  }
+
+  /** The mount's entries [{ key, size, mtime }], or null (no mount up, or
+   * it cannot be read or does not answer in time). */
+  async #mountList() {
+    if (!(await this.#mountUp())) return null;
+    try {
+      return await this.#onMount(async () => {
+        const dirents = await fsp.readdir(this.#mount);
+        const stats = await Promise.all(dirents.map(async (key) => {
+          try {
+            const st = await fsp.stat(path.join(this.#mount, key));
+            return { key, size: st.size, mtime: st.mtime };
+          } catch {
+            return null; // evicted or replaced since readdir
+          }
+        }));
+        return stats.filter(Boolean);
+      });
+    } catch {
+      return null;
+    }
+  }
+
+  async #cliList() {
     const r = await runCli(this.#cli, this.#cliArgs("--json", "ls"));
     if (noStore(r)) return { entries: [] };
     if (r.code !== 0 && r.code !== EXIT_UNREACHABLE) return { error: this.#cliFailure(r) };

@@ -70,9 +70,13 @@ run_node() { # run_node MODE MOUNT [VAR=VALUE...]: js_list.mjs in MODE (up, down
 }
 mkdir -p "$T_TMP/nomount"
 # Through the mount grep searches all 2,000 (each result held only on the
-# remote is a fetch by the daemon); without one, each read is a process.
+# remote is a fetch by the daemon); without one, each read is a process
+# (agentlink get), which keeps what it fetches as a cached copy (held
+# here): that run is host C's, a third store on the bucket, so that B holds
+# its 5 results only when its remote goes down below.
+C=$(m_store c) && "$AL" --store "$C" init --remote "$URL" >/dev/null || t_not_ok "C: init --remote"
 run_node up "$MB" OFL_GREP_ALL=1
-run_node up "$T_TMP/nomount"
+run_node up "$T_TMP/nomount" OFL_STORE="$C"
 
 # The remote unreachable for B: a port nothing listens on (bound, then
 # closed), for B's daemon (mounted again) and for the backend's CLI runs.
@@ -84,8 +88,13 @@ AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED \
     t_check "mount B, its remote at a closed port $CLOSED" m_mount "$B" "$MB" -o remote_stall=1,remote_retries=0
 # The listing reaches the remote, the daemon's reads do not.
 run_node mixed "$MB"
-run_node down "$MB" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED
-run_node down "$T_TMP/nomount" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED
+# What B holds here now: its own 5 and any cached copy a read through the
+# CLI kept (the backend falls back to agentlink get when a mount read fails).
+HELD=$("$AL" --store "$B" --json ls | python3 -c 'import json, sys
+print(",".join(r["key"] for r in json.load(sys.stdin) if r["where"] == "here"))')
+t_check "  B holds its own 5 results" bash -c "[ \$(tr , '\n' <<<'$HELD' | grep -c '^call_b_') -eq $N_HERE ]"
+run_node down "$MB" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED OFL_HELD="$HELD"
+run_node down "$T_TMP/nomount" AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED OFL_HELD="$HELD"
 m_umount "$MB"; rc=$?
 t_eq "offloadfs on B exits 0 after unmount" "$rc" 0
 t_done
