@@ -17,7 +17,8 @@
 #   random   2,000 random 4 KiB preads in another 64 MiB result (benchtool
 #            preads); radosgw's own counters (perf dump: rgw get, get_b)
 #            give the GETs it answered and the bytes it sent meanwhile
-#   rss      VmRSS of the daemon (offloadfs, s3fs) right after cat64 + random
+#   rss      VmRSS of the daemon (offloadfs, s3fs) right after cat64 + random,
+#            and again 3 s later (offloadfs frees read windows idle for 2 s)
 #   visible  a name probed (absent) on the mount, then put on host A
 #            (agentlink's Python binding: the put returns once the remote
 #            has it); the time from the put's return until open() of the
@@ -173,13 +174,13 @@ mount_side() { # mount_side ofs|s3fs NS: a fresh mount; its pid in OPID / SPID
     local m
     if [ "$1" = ofs ]; then
         m=$MO
-        "$OFS" -f -o "namespace=$2,prefetch=0" "$W/B" "$m" 2>>"$W/ofs.log" &
+        "$OFS" -f -o "namespace=$2,prefetch=0" "$W/B" "$m" >>"$W/ofs.log" 2>&1 &
         OPID=$!
     else
         m=$MS
         s3fs "$OFFLOADFS_S3_BUCKET:/$PREFIX/$2" "$m" -f -o ro \
             -o "url=$AWS_ENDPOINT_URL,use_path_request_style,passwd_file=$W/passwd" \
-            2>>"$W/s3fs.log" &
+            >>"$W/s3fs.log" 2>&1 & # (it logs to stdout in the foreground)
         SPID=$!
     fi
     for _ in $(seq 1000); do mountpoint -q "$m" && return 0; sleep 0.01; done
@@ -208,6 +209,7 @@ round() { # round ofs|s3fs R
     add "$side" random "$x"
     if [ "$g0" != - ]; then add "$side" gets $((g1 - g0)); add "$side" getb $((b1 - b0)); fi
     add "$side" rss "$(rss "$pid")"
+    sleep 3; add "$side" rss3 "$(rss "$pid")"
     add "$side" visible "$(H visible "$W/A" default "v$r-$side" "$m/v$r-$side")"
     umount_side "$side"
     mount_side "$side" ls
@@ -246,3 +248,5 @@ o=$(med ofs visible) s=$(med s3fs visible)
 echo "vs s3fs: a result put on another host becomes readable (from the put's return)|offloadfs $(ms "$o") ms, s3fs $(ms "$s") ms|<= 250 ms (offloadfs)|$(meets "$o" 0.25)"
 o=$(med ofs rss) s=$(med s3fs rss) r=$(ratio "$o" "$s")
 echo "vs s3fs: daemon RSS after the 64 MiB sequential + random cases|$o MiB vs $s MiB: ratio $r|<= 1.0|$(meets "$r" 1.0)"
+o=$(med ofs rss3) s=$(med s3fs rss3) r=$(ratio "$o" "$s")
+echo "vs s3fs: the same RSS 3 s later (idle)|$o MiB vs $s MiB: ratio $r|-|-"
