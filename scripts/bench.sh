@@ -10,7 +10,7 @@
 # (tmpfs, mounts). Nothing here is a test: no timing is asserted.
 #
 #   BENCH_RUNS=5                 runs per case (medians of these)
-#   BENCH_CASES="start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote uploads"
+#   BENCH_CASES="start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote s3fs uploads"
 #   BENCH_OUT=doc/benchmark.md   where the table goes
 #   BENCH_SCALE_N=1000000        entries of the large store in the scale case
 #   BENCH_OFS_OPTS=OPTS          more -o options for every mount (to compare
@@ -24,7 +24,7 @@ TOP=$PWD
 B=${OFFLOADFS_BUILD:-$TOP/build}
 AL=$B/agentlink OFS=$B/offloadfs BT=$B/bench/benchtool
 RUNS=${BENCH_RUNS:-5}
-CASES=${BENCH_CASES:-start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote uploads}
+CASES=${BENCH_CASES:-start cat small ls grep writes churn scale ryw callgrind deepagents compress mcp metrics remote s3fs uploads}
 OUT=${BENCH_OUT:-$TOP/doc/benchmark.md}
 SCALE_N=${BENCH_SCALE_N:-1000000}
 RT=${BENCH_RT:+chrt -f 10}
@@ -527,6 +527,19 @@ case_remote() {
     local out w v b m
     if ! out=$(scripts/bench_remote.sh); then
         metric "remote tier benchmark" "failed (its error is above)" - "**no**"; return 0
+    fi
+    while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
+}
+
+# ---- the remote read path against s3fs ------------------------------------
+# scripts/bench_s3fs.sh: a radosgw of its own, the same objects read by a
+# daemon whose store's remote holds them and by s3fs (installed by that
+# script when missing), fresh mounts and cold caches per round
+# (doc/benchmark.md, "Remote reads against s3fs").
+case_s3fs() {
+    local out w v b m
+    if ! out=$(scripts/bench_s3fs.sh); then
+        metric "s3fs benchmark" "failed (its error is above)" - "**no**"; return 0
     fi
     while IFS='|' read -r w v b m; do metric "$w" "$v" "$b" "$m"; done <<<"$out"
 }
