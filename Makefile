@@ -314,7 +314,7 @@ MANPREFIX  ?= $(PREFIX)/share/man
 PYTHONDIR  ?= $(PREFIX)/share/offloadfs/python
 # The deepagents backend (npm package "agentlink"): npm install JSDIR.
 JSDIR      ?= $(PREFIX)/share/offloadfs/js
-JS_FILES   := agentlink/js/package.json agentlink/js/index.js agentlink/js/index.d.ts agentlink/js/README.md
+JS_FILES   := agentlink/js/package.json agentlink/js/index.js agentlink/js/names.js agentlink/js/index.d.ts agentlink/js/README.md
 LDCONFIG   ?= ldconfig
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 INCDIR := $(DESTDIR)$(INCLUDEDIR)/agentlink

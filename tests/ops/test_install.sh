@@ -35,6 +35,7 @@ usr/local/share/man/man3/agentlink.3
 usr/local/share/offloadfs/js/README.md
 usr/local/share/offloadfs/js/index.d.ts
 usr/local/share/offloadfs/js/index.js
+usr/local/share/offloadfs/js/names.js
 usr/local/share/offloadfs/js/package.json
 usr/local/share/offloadfs/python/agentlink.py"
 t_eq "the installed tree is exactly the expected one" "$(tree_links "$D")" "$want"
@@ -79,7 +80,7 @@ t_rc "the staged binding imports with only the staged files" 0 pyimport "$D/usr/
 t_eq "it loads the staged library, found from its own directory" "$(cat "$T_TMP/out")" \
     "$PYI
 $L/libagentlink.so.$VERSION"
-for f in package.json index.js index.d.ts README.md; do
+for f in package.json index.js names.js index.d.ts README.md; do
     t_check "the deepagents backend's $f is the tree's, mode 644" \
         bash -c "cmp -s '$D/usr/local/share/offloadfs/js/$f' '$T_TOP/agentlink/js/$f' && [ \$(stat -c %a '$D/usr/local/share/offloadfs/js/$f') = 644 ]"
 done
