@@ -180,7 +180,7 @@ $(B)/tests/fs/%: tests/fs/%.c $(FS_UNIT_OBJ) $(B)/libstore.a $(B)/libcommon.a
 # The daemon's remote read path (lookups, windows, listings) without FUSE
 # or Ceph: its objects over the tier and the in-memory remote; a test
 # wraps the fuse_reply_* calls it answers with (its "WRAP:" line).
-FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o listing.o lookup.o window.o)
+FS_REMOTE_OBJ := $(addprefix $(B)/obj/fs/,conn.o counters.o errmap.o fill.o keep.o listing.o lookup.o window.o)
 $(B)/tests/fs/test_remote_%: tests/fs/test_remote_%.c $(FS_REMOTE_OBJ) $(B)/libtier.a $(B)/libremote_mem.a \
   $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)

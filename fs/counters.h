@@ -36,6 +36,7 @@ struct ofs_counters {
     _Atomic uint64_t fetches;         /* fetches (above), through ofs_fetch_done() */
     _Atomic uint64_t fetch_errors;    /* fetches that failed: a read or lookup answered EIO */
     _Atomic uint64_t fetch_ns;        /* their total time, nanoseconds */
+    _Atomic uint64_t fetch_bytes;     /* the bytes they brought */
     _Atomic uint64_t fetch_buckets[OFS_FETCH_BOUNDS + 1]; /* not cumulative */
     /* Listings the remote failed, and HEAD-only lookups it failed; a
      * failed lookup GET is a fetch error only (never both). */
@@ -44,6 +45,12 @@ struct ofs_counters {
      * (window.c: the pages their fetches filled), falling to 0 once no
      * read has used them for OFS_RWIN_IDLE_MS (window.h). */
     _Atomic uint64_t window_bytes;
+    /* The local store as a cache of the remote (keep.c): reads of a remote
+     * inode served from a cached copy here; results fetched whole from the
+     * remote (each a miss, kept or not); copies the store took. */
+    _Atomic uint64_t cache_hits;
+    _Atomic uint64_t cache_misses;
+    _Atomic uint64_t cache_copies;
 };
 
 /* Adds N to counter C. */

@@ -4,26 +4,34 @@
  * calls; config.c and startup.c, which main.c alone calls, keep theirs at
  * the end of this one.
  *
- * The daemon mounts one namespace of one store read-only. The files, and
+ * The daemon mounts one namespace of one store read-only; the one thing it
+ * writes into the store is the cached copies of remote results it fetched
+ * (keep.h), and only into a store that names a remote. The files, and
  * whom each calls (the graph runs one way: no two files call each other,
  * directly or around a circle; scripts/check-layers.sh checks it from the
  * object files):
  *
  *   main.c      the command line, startup and shutdown          -> all below
  *   ops.c       the FUSE low-level handlers (do_x / op_x)        -> decode.c,
- *               lookup.c, window.c, listing.c, conn.c, errmap.c, counters.c
+ *               lookup.c, fill.c, window.c, keep.c, listing.c, conn.c,
+ *               errmap.c, counters.c
  *   metrics.c   GET /metrics, the HTTP server (-o metrics=)      -> counters.c
  *   watch.c     the change watcher: invalidations, lock.mdb, the -> prefetch.c,
- *               sweep of idle read windows; wake.c, window.c, errmap.c
+ *               sweep of idle read windows; wake.c, fill.c, window.c,
+ *               errmap.c
  *   prefetch.c  pushes new results into the page cache          -> errmap.c
  *   wake.c      the socket writers wake the watcher through      -> asuser.c
  *   pin.c       opens and pins the store directory and files     -> asuser.c
  *   lookup.c    remote names: lookups and the inode slots         -> window.c,
- *               conn.c, errmap.c, counters.c
+ *               keep.c, conn.c, errmap.c, counters.c
+ *   fill.c      remote results fetched whole, for every read     -> window.c,
+ *               keep.c, conn.c, counters.c
  *   listing.c   the remote's names for readdir (a lister thread) -> conn.c,
  *               counters.c
  *   window.c    read-ahead windows: reads of remote results      -> conn.c,
  *               errmap.c, counters.c
+ *   keep.c      the daemon's cached copies of remote results (the
+ *               store's cache): kept, and found for a read
  *   decode.c    reads of compressed results from decoded frames
  *   conn.c      the mount's tier handle, each thread's connection, the
  *               mount-time check of the remote (tier/reader.h)
@@ -34,7 +42,7 @@
  *   config.c    chooses the namespace as agentlink does (policy file)
  *   startup.c   refuses a store inside the mountpoint, stacked mounts
  *
- * The last eight call no other file of fs/. A remote result is read
+ * The last nine call no other file of fs/. A remote result is read
  * through lookup.c (name -> inode, object version), window.c (the bytes)
  * and tier/reader.h (the only way to the remote): doc/development.md.
  *
@@ -246,6 +254,7 @@ struct ofs_decode;  /* decode.c */
 struct ofs_conn;    /* conn.c */
 struct ofs_slots;   /* lookup.c */
 struct ofs_rwin;    /* window.c */
+struct ofs_fills;   /* fill.c */
 struct ofs_rlists;  /* listing.c */
 typedef struct tier tier; /* tier/reader.h */
 
@@ -281,6 +290,9 @@ struct ofs {
     struct ofs_conn *conn;      /* each thread's connection to it (conn.c) */
     struct ofs_slots *slots;    /* remote inodes and names (lookup.c) */
     struct ofs_rwin *rwin;      /* read-ahead windows of remote results (window.c) */
+    struct ofs_fills *fills;    /* remote results fetched whole (fill.c) */
+    int keep;                   /* the store is open for writing the daemon's
+                                   cached copies (keep.c); else read-only */
     struct ofs_rlists *rlists;  /* the remote's listings (listing.c) */
     unsigned remote_list_max;   /* -o remote_list_max=NAMES, 0: OFS_REMOTE_LIST_MAX */
     unsigned remote_list_s;     /* -o remote_list_seconds=S, 0: OFS_REMOTE_LIST_SECONDS */

@@ -50,6 +50,7 @@
 #include "fs/conn.h"
 #include "fs/counters.h"
 #include "fs/errmap.h"
+#include "fs/keep.h"
 #include "fs/lookup.h"
 #include "fs/window.h"
 
@@ -384,8 +385,10 @@ static int ask_remote(struct ofs *fs, const char *key, int tombed, store_entry *
     uint64_t start = common_clock_ns();
     int rc = tier_read_lookup(fs->tier, c, fs->ns, key, f.p ? f.cap : 0, keep_first, &f, &got, &in);
     int gone = rc == TIER_ENOTFOUND || rc == TIER_ETOMB;
-    if (f.p) /* the GET of the first bytes is a fetch; a failed one a fetch error (counters.h) */
+    if (f.p) { /* the GET of the first bytes is a fetch; a failed one a fetch error (counters.h) */
         ofs_fetch_done(&fs->count, start, rc != 0 && !gone);
+        ofs_count(&fs->count.fetch_bytes, f.len);
+    }
     if (rc) {
         free(f.p);
         if (rc == TIER_ENOTFOUND && tombed)
@@ -414,6 +417,8 @@ static int ask_remote(struct ofs *fs, const char *key, int tombed, store_entry *
     pthread_mutex_unlock(&r->lock);
     if (s && f.len == (in.length < f.cap ? in.length : f.cap))
         ofs_window_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
+    if (s && f.p && f.len == in.length && in.length > 0) /* the whole result came: keep it */
+        ofs_keep_copy(fs, key, in.etag, e, f.p, f.len);
     free(f.p);
     return s ? 0 : ENOMEM;
 }

@@ -22,6 +22,7 @@
 #include "fs/fs.h"
 #include "fs/conn.h"
 #include "fs/decode.h"
+#include "fs/fill.h"
 #include "fs/listing.h"
 #include "fs/lookup.h"
 #include "fs/metrics.h"
@@ -437,6 +438,26 @@ static int store_named(struct ofs *fs, const char *store_abs)
     return rc;
 }
 
+/* Opens fs->st: read-only, as the daemon serves it; for writing too
+ * (fs->keep) when the store names a remote, so that what the mount fetches
+ * is kept as cached copies (keep.h: without an fsync, waking no one). A
+ * store the daemon may not write (permissions, a read-only file system)
+ * is served read-only, without copies. 0 or a store code. */
+static int store_open_daemon(struct ofs *fs)
+{
+    char url[STORE_REMOTE_MAX + 1] = "";
+    int rc = store_open(&fs->st, fs->pin.files, STORE_RDONLY);
+    fs->keep = 0;
+    if (rc || store_remote_get(fs->st, url, sizeof url) != 0 || !url[0])
+        return rc;
+    store_close(fs->st); /* the last handle: the next open decides the flags */
+    if (store_open(&fs->st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE) == 0) {
+        fs->keep = 1;
+        return 0;
+    }
+    return store_open(&fs->st, fs->pin.files, STORE_RDONLY);
+}
+
 /* Everything after the session exists: mount, daemonize, open the store,
  * mark its lock file, watch it, serve, tear down in reverse. */
 static int run_mounted(struct ofs *fs, const char *store_abs,
@@ -459,7 +480,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
         openlog("offloadfs", LOG_PID, LOG_DAEMON);
         fuse_set_log_func(log_syslog);
     }
-    if ((rc = store_open(&fs->st, fs->pin.files, STORE_RDONLY))) {
+    if ((rc = store_open_daemon(fs))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: store '%s': %s\n", store_abs, store_strerror(rc));
         goto out_unmount;
     }
@@ -472,7 +493,7 @@ static int run_mounted(struct ofs *fs, const char *store_abs,
     }
     ofs_conn_open(fs); /* logs why when it cannot: local results are served anyway */
     if (fs->tier && ((rc = ofs_lookup_init(fs)) || (rc = ofs_window_init(fs)) ||
-                     (rc = ofs_listing_init(fs)))) {
+                     (rc = ofs_fill_init(fs)) || (rc = ofs_listing_init(fs)))) {
         fuse_log(FUSE_LOG_ERR, "offloadfs: remote read buffers: %s\n", strerror(rc));
         goto out_store;
     }
@@ -521,6 +542,7 @@ out_decode:
     ofs_decode_stop(fs); /* no read is in flight any more */
 out_store:
     ofs_listing_free(fs); /* first: its lister thread uses the tier */
+    ofs_fill_free(fs);    /* and its helpers */
     ofs_window_free(fs);
     ofs_lookup_free(fs);
     ofs_conn_close(fs);

@@ -259,8 +259,10 @@ static int scrape_remote(struct ofs *fs, FILE *f, const store_stats *s)
         load(&fs->count.fetches), load(&fs->count.fetch_errors), load(&fs->count.lookup_errors),
         load(&fs->count.window_bytes),
         {ofs_fetch_bounds(), buckets, OFS_FETCH_BOUNDS, (double)load(&fs->count.fetch_ns) / 1e9},
+        load(&fs->count.fetch_bytes), load(&fs->count.cache_hits), load(&fs->count.cache_misses),
     };
-    if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))))
+    if ((rc = prom_pending_write(f, s->pending, store_path(fs->st))) ||
+        (rc = prom_cached_write(f, s->cached_entries, s->cached_bytes, store_path(fs->st))))
         return rc;
     return prom_remote_write(f, &rf, fs->ns);
 }

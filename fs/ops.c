@@ -11,6 +11,8 @@
 #include "fs/counters.h"
 #include "fs/decode.h"
 #include "fs/errmap.h"
+#include "fs/fill.h"
+#include "fs/keep.h"
 #include "fs/listing.h"
 #include "fs/lookup.h"
 #include "fs/ops.h"
@@ -272,26 +274,58 @@ static int read_send(const struct iovec *iov, size_t iovcnt, size_t total, void 
     return 0;
 }
 
-/* A read of remote inode INO: what it is (lookup.c), then its bytes from
- * the read windows (window.c) on this thread's connection (conn.c). */
+/* Reads SIZE bytes at OFF of local version VERSION for REQ: 0 once
+ * replied, else the errno to answer (nothing replied). */
+static int read_version(struct ofs *fs, fuse_req_t req, uint64_t version, size_t size, off_t off)
+{
+    struct read_reply r = {req, 0, 0};
+    int rc, served;
+    /* A compressed value's frames come decoded, often ahead (decode.c). */
+    rc = ofs_decode_read(fs, version, (uint64_t)off, size, read_send, &r, &served);
+    if (!served)
+        rc = store_read_iov(fs->st, version, (uint64_t)off, size, read_send, &r);
+    if (rc)
+        OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n", version, (intmax_t)off,
+                  store_strerror(rc));
+    if (r.replied) {
+        ofs_count(&fs->count.reads, 1);
+        ofs_count(&fs->count.read_bytes, r.total);
+        return 0;
+    }
+    return rc ? ofs_errno(rc) : EIO;
+}
+
+/* A read of remote inode INO: what it is (lookup.c), then its bytes: from
+ * the store when it holds a cached copy of that version (keep.c), else
+ * from a fill of the whole result (fill.c), else from the read windows
+ * (window.c), on this thread's connection (conn.c). */
 static void op_read_remote(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 {
     struct ofs_object o;
+    store_entry meta;
+    uint64_t copy;
     int err = ofs_lookup_object(fs, ino, &o);
     if (err) {
         ofs_count(&fs->count.evicted_reads, err == ENODATA);
         fuse_reply_err(req, err);
         return;
     }
-    ofs_window_read(fs, ofs_conn_get(fs), req, &o, size, off);
+    /* A copy evicted since it was found: the remote still has the bytes. */
+    if (ofs_keep_find(fs, o.key, o.etag, &copy) && read_version(fs, req, copy, size, off) == 0) {
+        ofs_count(&fs->count.cache_hits, 1);
+        return;
+    }
+    tier_conn *c = ofs_conn_get(fs);
+    if (ofs_fill_read(fs, c, req, &o, ofs_lookup_meta(fs, ino, &meta) == 0 ? &meta : NULL, size, off))
+        return;
+    ofs_window_read(fs, c, req, &o, size, off);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     struct ofs *fs = ofs_from_req(req);
-    struct read_reply r = {req, 0, 0};
-    int rc, served;
+    int err;
     (void)fi;
     if (ino == ROOT_INO) {
         fuse_reply_err(req, EISDIR);
@@ -305,22 +339,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         op_read_remote(fs, req, ino, size, off);
         return;
     }
-    /* A compressed value's frames come decoded, often ahead (decode.c). */
-    rc = ofs_decode_read(fs, ino, (uint64_t)off, size, read_send, &r, &served);
-    if (!served)
-        rc = store_read_iov(fs->st, ino, (uint64_t)off, size, read_send, &r);
-    if (rc)
-        OFS_DEBUG(fs, "offloadfs: read ino %" PRIu64 " @%jd: %s\n",
-                  (uint64_t)ino, (intmax_t)off, store_strerror(rc));
-    if (r.replied) {
-        ofs_count(&fs->count.reads, 1);
-        ofs_count(&fs->count.read_bytes, r.total);
+    if ((err = read_version(fs, req, ino, size, off)) == 0)
         return;
-    }
-    rc = rc ? ofs_errno(rc) : EIO;
-    if (rc == ENODATA)
+    if (err == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
-    fuse_reply_err(req, rc);
+    fuse_reply_err(req, err);
 }
 
 /* ---- directory -------------------------------------------------------- */

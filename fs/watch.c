@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "fs/fs.h"
 #include "fs/errmap.h"
+#include "fs/fill.h"
 #include "fs/prefetch.h"
 #include "fs/wake.h"
 #include "fs/watch.h"
@@ -213,7 +214,10 @@ static int watch_poll(struct ofs *fs)
      * versions. A burst is a bulk load, not an agent about to read. */
     if (burst_ok(w, b.fresh))
         for (unsigned i = 0; i < b.fresh; i++)
-            ofs_prefetch_add(fs, b.prefetch[i].key, b.prefetch[i].version);
+            /* A cached copy (this mount's or agentlink's) is not new to a
+             * reader: the name reads through its remote inode (ops.c). */
+            if (store_cached(fs->st, b.prefetch[i].version, NULL, 0) != 1)
+                ofs_prefetch_add(fs, b.prefetch[i].key, b.prefetch[i].version);
     return 0;
 }
 
@@ -256,6 +260,7 @@ static void *watch_main(void *arg)
         if (!rc)
             ofs_wake_answer(fs, w->generation);
         ofs_window_sweep(fs, common_clock_ms());
+        ofs_fill_sweep(fs, common_clock_ms());
         next = common_clock_ms() + w->interval_ms;
         npfd = 2;
     }

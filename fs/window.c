@@ -190,26 +190,21 @@ static struct rwin *victim(struct ofs_rwin *rw)
     return best;
 }
 
-/* Answers read request REQ with the SIZE bytes at BUF, counted as ops.c
- * counts a local read (reads, read_bytes). */
-static void reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
+void ofs_reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size)
 {
     ofs_count(&fs->count.reads, 1);
     ofs_count(&fs->count.read_bytes, size);
     fuse_reply_buf(req, buf, size);
 }
 
-/* Answers read request REQ with ERR, counting ENODATA as an evicted read. */
-static void reply_read_err(struct ofs *fs, fuse_req_t req, int err)
+void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err)
 {
     if (err == ENODATA)
         ofs_count(&fs->count.evicted_reads, 1);
     fuse_reply_err(req, err);
 }
 
-/* GETs [OFF, OFF + LEN) of O's version into BUF on C. 0 when all came,
- * else the errno a reply carries (logged when it is the remote's fault). */
-static int fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
                  char *buf)
 {
     common_fixbuf f = {buf, 0, len};
@@ -223,6 +218,7 @@ static int fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint6
     int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, common_fixbuf_sink, &f, NULL);
     int err = rc == 0 && f.len != len ? ENODATA : ofs_errno(rc); /* shorter than it was: gone */
     ofs_fetch_done(&fs->count, start, err != 0 && err != ENODATA);
+    ofs_count(&fs->count.fetch_bytes, f.len);
     if (err == ENODATA || err == ENOMEM || err == 0)
         return err; /* ENODATA: this version is gone from the remote */
     fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", o->key, ofs_conn_why(c, rc));
@@ -234,11 +230,11 @@ static void read_direct(struct ofs *fs, tier_conn *c, fuse_req_t req, const stru
                         uint64_t off, size_t size)
 {
     char *buf = malloc(size);
-    int err = buf ? fetch(fs, c, o, off, size, buf) : ENOMEM;
+    int err = buf ? ofs_window_fetch(fs, c, o, off, size, buf) : ENOMEM;
     if (err)
-        reply_read_err(fs, req, err);
+        ofs_reply_read_err(fs, req, err);
     else
-        reply_read(fs, req, buf, size);
+        ofs_reply_read(fs, req, buf, size);
     free(buf);
 }
 
@@ -291,7 +287,7 @@ static void read_ahead(struct ofs *fs, tier_conn *c, struct ofs_rwin *rw, struct
         return;
     window_take(rw, v, W_FETCHING, ino, at, n, 1);
     pthread_mutex_unlock(&rw->lock);
-    int err = fetch(fs, c, o, at, (size_t)n, v->data);
+    int err = ofs_window_fetch(fs, c, o, at, (size_t)n, v->data);
     pthread_mutex_lock(&rw->lock);
     v->state = err ? W_EMPTY : W_READY;
     window_touch(rw, v); /* idle from now, not from when the fetch began */
@@ -306,7 +302,7 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
     uint64_t length = obj->length, o = (uint64_t)off;
     struct rwin *w;
     if (o >= length || size == 0) {
-        reply_read(fs, req, NULL, 0);
+        ofs_reply_read(fs, req, NULL, 0);
         return;
     }
     if ((uint64_t)size > length - o)
@@ -316,7 +312,7 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
         pthread_cond_wait(&rw->done, &rw->lock);
     if ((w = covering(rw, ino, o, size, W_READY))) {
         window_touch(rw, w);
-        reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
+        ofs_reply_read(fs, req, w->data + (o - w->off), size); /* under the lock: not reused meanwhile */
         read_ahead(fs, c, rw, w, obj);
         pthread_mutex_unlock(&rw->lock);
         return;
@@ -330,15 +326,15 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
     }
     window_take(rw, w, W_FETCHING, ino, o, n, seq);
     pthread_mutex_unlock(&rw->lock);
-    int err = fetch(fs, c, obj, o, (size_t)n, w->data); /* a fetching window is never reused */
+    int err = ofs_window_fetch(fs, c, obj, o, (size_t)n, w->data); /* a fetching window is never reused */
     pthread_mutex_lock(&rw->lock);
     w->state = err ? W_EMPTY : W_READY;
     window_touch(rw, w);
     pthread_cond_broadcast(&rw->done);
     if (err) {
-        reply_read_err(fs, req, err);
+        ofs_reply_read_err(fs, req, err);
     } else {
-        reply_read(fs, req, w->data, size);
+        ofs_reply_read(fs, req, w->data, size);
         read_ahead(fs, c, rw, w, obj);
     }
     pthread_mutex_unlock(&rw->lock);

@@ -65,6 +65,20 @@ void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t 
 void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
                      size_t size, off_t off);
 
+/* GETs [OFF, OFF + LEN) of O's version into BUF on C (NULL: ENOMEM),
+ * counted as a fetch (counters.h) of the bytes that came. 0 when all
+ * came, else the errno a reply carries: ENODATA when the version is gone
+ * (or shorter), EIO (logged) when the remote failed, ENOMEM. Used by the
+ * windows and by the fills (fill.c). */
+int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+                     char *buf);
+
+/* Answers read request REQ with the SIZE bytes at BUF, counted as ops.c
+ * counts a local read (reads, read_bytes); or with ERR, counting ENODATA
+ * as an evicted read. */
+void ofs_reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size);
+void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err);
+
 /* Frees the windows of FS no read has used since NOW_MS -
  * OFS_RWIN_IDLE_MS (NOW_MS: common_clock_ms(); the watcher passes the
  * present, a test the future): their mappings are unmapped and

@@ -98,6 +98,17 @@ int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns)
     return done(f);
 }
 
+int prom_cached_write(FILE *f, uint64_t entries, uint64_t bytes, const char *store)
+{
+    const char *l = store ? "store" : NULL;
+    one(f, "offloadfs_store_cached_entries", "gauge",
+        "Of the live results, cached copies of the remote's (kept by a read here), all "
+        "namespaces; evicted before results written here.", l, store, entries);
+    one(f, "offloadfs_store_cached_bytes", "gauge",
+        "Sum of the cached copies' sizes before compression.", l, store, bytes);
+    return done(f);
+}
+
 int prom_pending_write(FILE *f, uint64_t pending, const char *store)
 {
     one(f, "offloadfs_remote_pending_uploads", "gauge",
@@ -123,9 +134,18 @@ int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
         "Listings (readdir) the remote failed, shown without the remote's names, and "
         "lookups that sent only a HEAD and failed (a failed lookup GET is a fetch error).",
         "namespace", ns, r->lookup_errors);
+    one(f, "offloadfs_remote_fetch_bytes_total", "counter",
+        "Bytes those fetches brought from the remote.", "namespace", ns, r->fetch_bytes);
+    one(f, "offloadfs_cache_hits_total", "counter",
+        "Reads of remote results served from a cached copy in the local store.",
+        "namespace", ns, r->cache_hits);
+    one(f, "offloadfs_cache_misses_total", "counter",
+        "Remote results fetched whole by the mount (then kept as cached copies when the "
+        "store takes them).", "namespace", ns, r->cache_misses);
     one(f, "offloadfs_remote_window_bytes", "gauge",
-        "Memory the mount's read-ahead windows of remote results hold now (the pages "
-        "their fetches filled); 0 once no read has used them for 2 s.",
+        "Memory the mount's read-ahead windows and whole fetches of remote results hold "
+        "now (the pages their fetches filled); 0 once no read has used them for 2 s, or "
+        "once the store holds the result.",
         "namespace", ns, r->window_bytes);
     return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
                                 "How long each fetch took, retries included, failed ones too.",

@@ -70,6 +70,9 @@ typedef struct prom_remote_figures {
     uint64_t lookup_errors; /* listings and HEAD-only lookups the remote failed */
     uint64_t window_bytes;  /* memory the read windows hold now (a gauge) */
     prom_histogram seconds; /* how long each took */
+    uint64_t fetch_bytes;   /* the bytes they brought */
+    uint64_t cache_hits;    /* reads served from a cached copy here */
+    uint64_t cache_misses;  /* results fetched whole */
 } prom_remote_figures;
 
 /* Writes the families of the store's figures S. STORE (may be NULL: no
@@ -87,9 +90,16 @@ int prom_mount_write(FILE *f, const prom_mount_figures *m, const char *ns);
  * a store that names a remote. */
 int prom_pending_write(FILE *f, uint64_t pending, const char *store);
 
+/* Writes offloadfs_store_cached_entries and offloadfs_store_cached_bytes,
+ * the gauges of the store's cached copies of remote results
+ * (store_stats.cached_entries, cached_bytes), labelled as
+ * prom_pending_write() labels. Only for a store that names a remote. */
+int prom_cached_write(FILE *f, uint64_t entries, uint64_t bytes, const char *store);
+
 /* Writes the families of one mount's remote figures R
  * (offloadfs_remote_fetches_total, offloadfs_remote_fetch_errors_total,
- * offloadfs_remote_lookup_errors_total, the gauge
+ * offloadfs_remote_lookup_errors_total, offloadfs_remote_fetch_bytes_total,
+ * offloadfs_cache_hits_total, offloadfs_cache_misses_total, the gauge
  * offloadfs_remote_window_bytes, the histogram
  * offloadfs_remote_fetch_seconds), each sample labelled
  * namespace="NS" (NS not NULL). */

@@ -7,7 +7,7 @@
 
 int store_wake_after_commit(store *st, int rc, uint64_t generation)
 {
-    if (rc == 0)
+    if (rc == 0 && !(st->se->flags & STORE_NOWAKE))
         (void)store_wake_run(store_path(st), generation, STORE_WAKE_TIMEOUT_MS, st->se->wake, NULL);
     return rc;
 }

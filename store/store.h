@@ -118,6 +118,8 @@ typedef struct store store;
 #define STORE_RDONLY 0x2u /* refuse every write (the daemon) */
 #define STORE_NOSYNC 0x4u /* no fsync per commit (see Caveats) */
 #define STORE_VERIFY 0x8u /* check every page of data.mdb at open (the daemon) */
+#define STORE_NOWAKE 0x10u /* commits wake no daemon (the daemon's own cached
+                              copies: no writer waits on them) */
 
 /* Opens the store in directory DIR.
  * With STORE_CREATE a missing directory is made (mode 0700, missing parents

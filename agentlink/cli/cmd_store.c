@@ -177,15 +177,20 @@ static int stats_prometheus(al_store *h, const al_stats *s)
 {
     prom_store_figures f = {s->entries, s->bytes, s->stored_bytes, s->max_total_bytes, 0,
                             s->evictions, s->removals};
+    al_cache_stats cs = {0};
     char *real, url[1100] = "";
     int rc = al_store_puts(h, &f.puts), ex = EX_OK;
     if (!rc)
         rc = al_store_remote(h, url, sizeof url);
+    if (!rc && url[0])
+        rc = al_store_cache_stats(h, &cs);
     if (rc)
         return cli_report(rc, h, NULL);
     real = realpath(al_store_dir(h), NULL);
     if (prom_store_write(stdout, &f, real ? real : al_store_dir(h))
         || (url[0] && prom_pending_write(stdout, s->pending, real ? real : al_store_dir(h)))
+        || (url[0] && prom_cached_write(stdout, cs.entries, cs.bytes,
+                                        real ? real : al_store_dir(h)))
         || fflush(stdout)) {
         cli_msg("writing the metrics to stdout failed");
         ex = EX_FAIL;

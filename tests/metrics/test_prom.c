@@ -164,11 +164,27 @@ static void pending_write_should_give_a_gauge_labelled_with_the_store(void **sta
         "offloadfs_remote_pending_uploads{store=\"/var/lib/offloadfs\"} 2\n");
 }
 
+static void cached_write_should_give_two_gauges_labelled_with_the_store(void **state)
+{
+    struct out o;
+    (void)state;
+    out_open(&o);
+    assert_int_equal(prom_cached_write(o.f, 3, 52428800, "/s"), 0);
+    out_expect(&o,
+        "# HELP offloadfs_store_cached_entries Of the live results, cached copies of the "
+        "remote's (kept by a read here), all namespaces; evicted before results written here.\n"
+        "# TYPE offloadfs_store_cached_entries gauge\n"
+        "offloadfs_store_cached_entries{store=\"/s\"} 3\n"
+        "# HELP offloadfs_store_cached_bytes Sum of the cached copies' sizes before compression.\n"
+        "# TYPE offloadfs_store_cached_bytes gauge\n"
+        "offloadfs_store_cached_bytes{store=\"/s\"} 52428800\n");
+}
+
 static void remote_write_should_give_counters_the_window_gauge_and_the_histogram(void **state)
 {
     static const double bounds[] = {0.001, 1};
     static const uint64_t counts[] = {4, 1, 2};
-    prom_remote_figures r = {7, 2, 3, 8388608, {bounds, counts, 2, 4.5}};
+    prom_remote_figures r = {7, 2, 3, 8388608, {bounds, counts, 2, 4.5}, 4096, 5, 6};
     struct out o;
     (void)state;
     out_open(&o);
@@ -188,9 +204,20 @@ static void remote_write_should_give_counters_the_window_gauge_and_the_histogram
         "(a failed lookup GET is a fetch error).\n"
         "# TYPE offloadfs_remote_lookup_errors_total counter\n"
         "offloadfs_remote_lookup_errors_total{namespace=\"web\"} 3\n"
-        "# HELP offloadfs_remote_window_bytes Memory the mount's read-ahead windows of remote "
-        "results hold now (the pages their fetches filled); 0 once no read has used them "
-        "for 2 s.\n"
+        "# HELP offloadfs_remote_fetch_bytes_total Bytes those fetches brought from the remote.\n"
+        "# TYPE offloadfs_remote_fetch_bytes_total counter\n"
+        "offloadfs_remote_fetch_bytes_total{namespace=\"web\"} 4096\n"
+        "# HELP offloadfs_cache_hits_total Reads of remote results served from a cached copy in "
+        "the local store.\n"
+        "# TYPE offloadfs_cache_hits_total counter\n"
+        "offloadfs_cache_hits_total{namespace=\"web\"} 5\n"
+        "# HELP offloadfs_cache_misses_total Remote results fetched whole by the mount (then kept "
+        "as cached copies when the store takes them).\n"
+        "# TYPE offloadfs_cache_misses_total counter\n"
+        "offloadfs_cache_misses_total{namespace=\"web\"} 6\n"
+        "# HELP offloadfs_remote_window_bytes Memory the mount's read-ahead windows and whole "
+        "fetches of remote results hold now (the pages their fetches filled); 0 once no read "
+        "has used them for 2 s, or once the store holds the result.\n"
         "# TYPE offloadfs_remote_window_bytes gauge\n"
         "offloadfs_remote_window_bytes{namespace=\"web\"} 8388608\n"
         "# HELP offloadfs_remote_fetch_seconds How long each fetch took, retries included, "
@@ -224,6 +251,7 @@ int main(void)
         cmocka_unit_test(build_info_should_be_one_with_the_version),
         cmocka_unit_test(histogram_should_give_cumulative_buckets_sum_and_count),
         cmocka_unit_test(pending_write_should_give_a_gauge_labelled_with_the_store),
+        cmocka_unit_test(cached_write_should_give_two_gauges_labelled_with_the_store),
         cmocka_unit_test(remote_write_should_give_counters_the_window_gauge_and_the_histogram),
         cmocka_unit_test(write_errors_should_be_eio),
     };

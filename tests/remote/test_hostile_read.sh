@@ -3,7 +3,8 @@
 # no radosgw): a read returns the stored bytes or fails with EIO and one
 # log line that says why, never other bytes; nothing the server sends
 # writes control characters into a log or onto stderr.
-#   a 206 at another offset than asked: EIO, logged
+#   a 206 at another offset than asked: EIO, logged (read through the
+#     windows, and fetched whole: nothing kept)
 #   a 206 whose length is "*": EIO, with a message after the colon
 #   no ETag (and the object replaced between two windows): refused, EIO,
 #     never a mix of the two versions
@@ -16,9 +17,13 @@ m_require_fuse
 hs_daemon
 hs_start
 
-# mount NAME BUCKET : a store on BUCKET mounted at $T_TMP/m-NAME (MNT).
+# mount NAME BUCKET : a store on BUCKET mounted at $T_TMP/m-NAME (MNT). Its
+# bound (1 MiB) keeps no copy of the 600,000-byte object, so its reads go
+# through the read windows, whose ranged GETs start where the reads do
+# (fs/fill.h): the wrong offset below is then the server's, not ours.
 mount() {
     local s
+    m_store "$1" $((1024 * 1024)) >/dev/null || { t_not_ok "make store $1"; t_done; }
     s=$(hs_store "$1" "$2") && MNT=$T_TMP/m-$1 && m_mount "$s" "$MNT" -o remote_ttl=0,prefetch=0 ||
         { t_not_ok "mount $1"; t_done; }
 }
@@ -39,6 +44,20 @@ cat "$MNT/k" >"$T_TMP/got" 2>"$T_TMP/err"
 t_eq "  cat fails with EIO" "$?:$(grep -c 'Input/output error' "$T_TMP/err")" 1:1
 t_check "  having returned only the object's own first bytes" cmp -s "$T_TMP/got" <(head -c "$(stat -c %s "$T_TMP/got")" "$T_TMP/obj")
 t_rc "  the daemon exits 0 at unmount" 0 m_umount "$MNT"
+
+# The same server to a store that keeps copies: a 3 MiB object is fetched
+# whole (fs/fill.h), in 2 MiB chunks; the second chunk's range is answered
+# from 0.
+head -c $((3 * 1024 * 1024)) /dev/urandom >"$T_TMP/big"
+hs_object offset big "$T_TMP/big"
+S=$(hs_store offfill offset) && m_mount "$S" "$T_TMP/m-offfill" -o remote_ttl=0,prefetch=0 ||
+    { t_not_ok "mount offfill"; t_done; }
+t_eq "fetched whole: a read in the second chunk is EIO" \
+    "$("$M_PROBE" pread "$T_TMP/m-offfill/big" $((2 * 1024 * 1024 + 4096)) 4096 2>&1 >/dev/null)" \
+    "fsprobe: pread: EIO"
+t_eq "  and nothing is kept" \
+    "$($AGENTLINK --store "$S" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["cached_entries"])')" 0
+t_rc "  the daemon exits 0 at unmount" 0 m_umount "$T_TMP/m-offfill"
 
 # ---- a 206 without the object's length ------------------------------------
 mount star star

@@ -2,7 +2,8 @@
 # The read windows give their memory back when reads stop (fs/window.h,
 # OFS_RWIN_IDLE_MS = 2 s), against the real radosgw tests/run.sh started:
 # store A writes a 32 MiB result through its remote, B's daemon (metrics
-# on) serves it from the remote alone.
+# on) serves it from the remote alone, through its windows (B's bound is
+# too small to keep a copy).
 #   fresh daemon: offloadfs_remote_window_bytes 0; one read (O_DIRECT:
 #   every piece reaches the daemon), exact bytes; while a reader reads it
 #   again and again, the windows hold at least 16 MiB (the gauge, two
@@ -25,7 +26,9 @@ metrics_valgrind
 URL=s3://$OFFLOADFS_S3_BUCKET/idle-$$-$(date +%s%N)
 MIB=$((1024 * 1024))
 
-A=$(m_store a) && B=$(m_store b) || { t_not_ok "make two stores"; t_done; }
+# B's bound (16 MiB) cannot keep a 32 MiB copy, so B reads it through the
+# windows, never as a whole-result fill (fs/fill.h).
+A=$(m_store a) && B=$(m_store b $((16 * MIB))) || { t_not_ok "make two stores"; t_done; }
 "$TIER" "$A" remote "$URL" && "$TIER" "$B" remote "$URL" || { t_not_ok "set the remote"; t_done; }
 head -c $((32 * MIB)) /dev/urandom >"$T_TMP/big"
 t_rc "put a 32 MiB result on A" 0 "$TIER" "$A" put big <"$T_TMP/big"

@@ -1,0 +1,329 @@
+/* fill.c -- remote results fetched whole, then kept (fill.h).
+ *
+ * A fill is one result version being fetched, or fetched, into one
+ * anonymous mapping, in chunks of OFS_FILL_CHUNK bytes. Each chunk is
+ * NONE, FETCHING or DONE. A read takes the chunks under it that no one
+ * fetches yet and fetches them itself, then waits for the rest of its
+ * range; the fill's helper threads (up to OFS_FILL_FETCHERS - 1, started
+ * with it, each on a connection of its own) take the other chunks in
+ * order from where the last read ended, so a sequential reader finds its
+ * next chunks fetched or on their way. Whoever finishes the last chunk
+ * keeps the copy (keep.c) once it no longer holds a reader up.
+ *
+ * Lifetime: a fill's mapping is unmapped only with the lock held, no user
+ * (a reader copying out, a thread fetching or keeping: f->users) and no
+ * fetch running, so no one touches a mapping being unmapped. Bytes of a
+ * DONE chunk never change, so readers copy them out without the lock.
+ * ofs_fill_free() tells the helpers to stop and waits for them (they use
+ * the tier), before the connections and the tier go. */
+#include "common/buf.h"
+#include "common/clock.h"
+#include "fs/fs.h"
+#include "fs/conn.h"
+#include "fs/counters.h"
+#include "fs/fill.h"
+#include "fs/keep.h"
+#include "fs/window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum { C_NONE, C_FETCHING, C_DONE };
+
+struct fill {
+    int used;                  /* holds a result (else free) */
+    struct ofs_object o;
+    store_entry meta;
+    char *data;                /* a mapping of o.length bytes */
+    unsigned char *chunk;      /* nchunks states */
+    unsigned nchunks, done;
+    unsigned want;             /* where the helpers go on: after the last read */
+    int err;                   /* the first failure (ENODATA, EIO, ENOMEM), or 0 */
+    int keeping;               /* the copy is being or was kept */
+    int kept;                  /* the store holds it: reads go there */
+    unsigned users;            /* readers, fetchers, the keeper: never unmapped while > 0 */
+    uint64_t counted;          /* bytes counted into window_bytes */
+    uint64_t used_ms;
+};
+
+struct ofs_fills {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;    /* a chunk ended, a helper ended */
+    struct fill f[OFS_FILL_COUNT];
+    uint64_t held;             /* bytes mapped by all fills */
+    unsigned helpers;          /* helper threads running */
+    int stopping;
+};
+
+struct helper_arg {
+    struct ofs *fs;
+    struct fill *f;
+};
+
+int ofs_fill_init(struct ofs *fs)
+{
+    struct ofs_fills *fl = calloc(1, sizeof *fl);
+    if (!fl)
+        return ENOMEM;
+    pthread_mutex_init(&fl->lock, NULL);
+    pthread_cond_init(&fl->changed, NULL);
+    fs->fills = fl;
+    return 0;
+}
+
+/* With the lock held and no user: forgets F and unmaps its bytes. */
+static void fill_drop(struct ofs *fs, struct ofs_fills *fl, struct fill *f)
+{
+    if (f->data)
+        munmap(f->data, (size_t)f->o.length);
+    atomic_fetch_sub_explicit(&fs->count.window_bytes, f->counted, memory_order_relaxed);
+    fl->held -= f->o.length;
+    free(f->chunk);
+    memset(f, 0, sizeof *f);
+}
+
+void ofs_fill_free(struct ofs *fs)
+{
+    struct ofs_fills *fl = fs->fills;
+    if (!fl)
+        return;
+    pthread_mutex_lock(&fl->lock);
+    fl->stopping = 1;
+    while (fl->helpers)
+        pthread_cond_wait(&fl->changed, &fl->lock);
+    for (unsigned i = 0; i < OFS_FILL_COUNT; i++)
+        if (fl->f[i].used)
+            fill_drop(fs, fl, &fl->f[i]);
+    pthread_mutex_unlock(&fl->lock);
+    pthread_cond_destroy(&fl->changed);
+    pthread_mutex_destroy(&fl->lock);
+    free(fl);
+    fs->fills = NULL;
+}
+
+/* With the lock held: the fill of O's version, or NULL. */
+static struct fill *fill_find(struct ofs_fills *fl, const struct ofs_object *o)
+{
+    for (unsigned i = 0; i < OFS_FILL_COUNT; i++) {
+        struct fill *f = &fl->f[i];
+        if (f->used && f->o.ino == o->ino && strcmp(f->o.etag, o->etag) == 0 && !f->err)
+            return f;
+    }
+    return NULL;
+}
+
+/* With the lock held: a free place for a fill of LENGTH bytes, the least
+ * recently used idle fill dropped for it when need be; NULL when none. */
+static struct fill *fill_place(struct ofs *fs, struct ofs_fills *fl, uint64_t length)
+{
+    struct fill *best = NULL;
+    for (unsigned i = 0; i < OFS_FILL_COUNT; i++) {
+        struct fill *f = &fl->f[i];
+        if (!f->used)
+            return fl->held + length <= OFS_FILL_BYTES ? f : NULL;
+        if (!f->users && (!best || f->used_ms < best->used_ms))
+            best = f;
+    }
+    if (!best || fl->held - best->o.length + length > OFS_FILL_BYTES)
+        return NULL;
+    fill_drop(fs, fl, best);
+    return best;
+}
+
+/* With the lock held: takes chunk I of F for fetching by this thread,
+ * fetches it with the lock released, and records how it went. */
+static void fill_fetch(struct ofs *fs, struct ofs_fills *fl, struct fill *f, tier_conn *c, unsigned i)
+{
+    uint64_t off = (uint64_t)i * OFS_FILL_CHUNK;
+    size_t len = (size_t)(f->o.length - off < OFS_FILL_CHUNK ? f->o.length - off : OFS_FILL_CHUNK);
+    f->chunk[i] = C_FETCHING;
+    pthread_mutex_unlock(&fl->lock);
+    int err = ofs_window_fetch(fs, c, &f->o, off, len, f->data + off); /* this chunk is ours alone */
+    pthread_mutex_lock(&fl->lock);
+    if (err) {
+        f->chunk[i] = C_NONE;
+        if (!f->err)
+            f->err = err;
+    } else {
+        f->chunk[i] = C_DONE;
+        f->done++;
+        f->counted += len;
+        ofs_count(&fs->count.window_bytes, len);
+    }
+    pthread_cond_broadcast(&fl->changed);
+}
+
+/* With the lock held: keeps F's copy when it is whole and no one keeps it
+ * yet (the lock released meanwhile). The caller holds a use of F. */
+static void fill_keep(struct ofs *fs, struct ofs_fills *fl, struct fill *f)
+{
+    if (f->keeping || f->err || f->done != f->nchunks)
+        return;
+    f->keeping = 1;
+    pthread_mutex_unlock(&fl->lock);
+    ofs_keep_copy(fs, f->o.key, f->o.etag, &f->meta, f->data, f->o.length);
+    uint64_t v;
+    int kept = ofs_keep_find(fs, f->o.key, f->o.etag, &v);
+    pthread_mutex_lock(&fl->lock);
+    f->kept = kept;
+}
+
+/* A helper: fetches F's chunks not taken yet, from where the reads went
+ * last, until none is left, the fill failed or the mount stops. */
+static void *helper_main(void *arg)
+{
+    struct helper_arg *h = arg;
+    struct ofs *fs = h->fs;
+    struct fill *f = h->f;
+    struct ofs_fills *fl = fs->fills;
+    tier_conn *c = NULL;
+    free(h);
+    int rc = tier_conn_new(&c, fs->tier);
+    pthread_mutex_lock(&fl->lock);
+    while (!rc && !f->err && !fl->stopping) {
+        unsigned i, n = f->nchunks;
+        for (i = 0; i < n && f->chunk[(f->want + i) % n] != C_NONE; i++)
+            ;
+        if (i == n)
+            break;
+        fill_fetch(fs, fl, f, c, (f->want + i) % n);
+    }
+    if (!fl->stopping)
+        fill_keep(fs, fl, f);
+    f->users--;
+    pthread_mutex_unlock(&fl->lock);
+    tier_conn_free(c);
+    pthread_mutex_lock(&fl->lock);
+    fl->helpers--;
+    pthread_cond_broadcast(&fl->changed);
+    pthread_mutex_unlock(&fl->lock);
+    return NULL;
+}
+
+/* With the lock held: starts the helpers of F (as many as its chunks
+ * need, at most OFS_FILL_FETCHERS - 1). One that cannot start leaves its
+ * chunks to the others and to the reads. */
+static void fill_helpers(struct ofs *fs, struct ofs_fills *fl, struct fill *f)
+{
+    pthread_attr_t at;
+    unsigned n = f->nchunks - 1 < OFS_FILL_FETCHERS - 1 ? f->nchunks - 1 : OFS_FILL_FETCHERS - 1;
+    if (pthread_attr_init(&at))
+        return;
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    for (unsigned i = 0; i < n; i++) {
+        pthread_t t;
+        struct helper_arg *h = malloc(sizeof *h);
+        if (!h)
+            break;
+        *h = (struct helper_arg){fs, f};
+        if (pthread_create(&t, &at, helper_main, h)) {
+            free(h);
+            break;
+        }
+        f->users++;
+        fl->helpers++;
+    }
+    pthread_attr_destroy(&at);
+}
+
+/* With the lock held: a new fill of O in a free place, its helpers
+ * started; NULL when there is no room (memory, places). */
+static struct fill *fill_start(struct ofs *fs, struct ofs_fills *fl, const struct ofs_object *o,
+                               const store_entry *meta)
+{
+    struct fill *f = fill_place(fs, fl, o->length);
+    if (!f)
+        return NULL;
+    unsigned n = (unsigned)((o->length + OFS_FILL_CHUNK - 1) / OFS_FILL_CHUNK);
+    void *p = mmap(NULL, (size_t)o->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *chunk = calloc(n, 1);
+    if (p == MAP_FAILED || !chunk) {
+        if (p != MAP_FAILED)
+            munmap(p, (size_t)o->length);
+        free(chunk);
+        return NULL;
+    }
+    *f = (struct fill){.used = 1, .o = *o, .data = p, .chunk = chunk, .nchunks = n,
+                       .used_ms = common_clock_ms()};
+    if (meta)
+        f->meta = *meta;
+    fl->held += o->length;
+    if (!fl->stopping)
+        fill_helpers(fs, fl, f);
+    return f;
+}
+
+/* With the lock held, as a use of F: fetches the chunks of [FIRST, LAST]
+ * that no one fetches, and waits for the others. 0 when all are there,
+ * else F's failure. */
+static int fill_wait(struct ofs *fs, struct ofs_fills *fl, struct fill *f, tier_conn *c, unsigned first,
+                     unsigned last)
+{
+    for (;;) {
+        unsigned i, pending = 0;
+        for (i = first; i <= last && f->chunk[i] != C_NONE; i++)
+            pending += f->chunk[i] == C_FETCHING;
+        if (f->err && (i <= last || pending))
+            return f->err;
+        if (i <= last) {
+            fill_fetch(fs, fl, f, c, i);
+            continue;
+        }
+        if (!pending)
+            return 0;
+        pthread_cond_wait(&fl->changed, &fl->lock);
+    }
+}
+
+int ofs_fill_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
+                  const store_entry *meta, size_t size, off_t off)
+{
+    struct ofs_fills *fl = fs->fills;
+    uint64_t at = (uint64_t)off;
+    if (!fl || !c || o->length <= OFS_RWIN_FIRST || o->length > OFS_FILL_MAX || !o->etag[0])
+        return 0;
+    if (at >= o->length || size == 0) {
+        ofs_reply_read(fs, req, NULL, 0);
+        return 1;
+    }
+    if ((uint64_t)size > o->length - at)
+        size = (size_t)(o->length - at);
+    pthread_mutex_lock(&fl->lock);
+    struct fill *f = fill_find(fl, o);
+    if (!f && (o->length > ofs_keep_max(fs) || !(f = fill_start(fs, fl, o, meta)))) {
+        pthread_mutex_unlock(&fl->lock);
+        return 0;
+    }
+    unsigned first = (unsigned)(at / OFS_FILL_CHUNK), last = (unsigned)((at + size - 1) / OFS_FILL_CHUNK);
+    f->users++;
+    f->want = last + 1 < f->nchunks ? last + 1 : 0;
+    int err = fill_wait(fs, fl, f, c, first, last);
+    pthread_mutex_unlock(&fl->lock);
+    if (err)
+        ofs_reply_read_err(fs, req, err);
+    else
+        ofs_reply_read(fs, req, f->data + at, size); /* DONE chunks never change */
+    pthread_mutex_lock(&fl->lock);
+    f->used_ms = common_clock_ms();
+    if (!err)
+        fill_keep(fs, fl, f);
+    f->users--;
+    pthread_mutex_unlock(&fl->lock);
+    return 1;
+}
+
+void ofs_fill_sweep(struct ofs *fs, uint64_t now_ms)
+{
+    struct ofs_fills *fl = fs->fills;
+    if (!fl)
+        return;
+    pthread_mutex_lock(&fl->lock);
+    for (unsigned i = 0; i < OFS_FILL_COUNT; i++) {
+        struct fill *f = &fl->f[i];
+        if (f->used && !f->users && (f->kept || f->err || now_ms >= f->used_ms + OFS_RWIN_IDLE_MS))
+            fill_drop(fs, fl, f);
+    }
+    pthread_mutex_unlock(&fl->lock);
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# Remote results read whole and kept (fs/fill.h, fs/keep.h), against the
+# real radosgw tests/run.sh started: store A writes through the remote, B's
+# daemon (metrics on) reads from the remote alone.
+#   2,000 random 4 KiB preads of a 24 MiB result: every piece exact, and
+#   the bytes fetched (offloadfs_remote_fetch_bytes_total) at most 1.2x the
+#   result; B then holds it as a cached copy (stats, stat "where: cached
+#   here", the metrics' gauges and one miss); read again (O_DIRECT: every
+#   piece reaches the daemon) it is served by the copy: exact, no byte
+#   fetched, hits counted. A sequential cat of another 24 MiB result: exact,
+#   at most 1.2x fetched, kept too. A result of 100 KB comes whole with its
+#   lookup and is kept. With B's remote at a closed port, a new mount of B
+#   serves all three from its copies.
+# radosgw is never stopped: this suite runs beside the others. Under make
+# test-valgrind the daemon runs under memcheck.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../fs/mountlib.sh"
+. "$(dirname "$0")/../metrics/prom.sh"
+m_require_fuse
+r_require_s3
+command -v curl >/dev/null || { t_not_ok "curl is installed (scripts/deps.sh)"; t_done; }
+AL=$AGENTLINK
+metrics_valgrind
+export OFFLOADFS_REMOTE_STALL_SECONDS=5 OFFLOADFS_REMOTE_RETRIES=1
+unset OFFLOADFS_STORE OFFLOADFS_NAMESPACE OFFLOADFS_MOUNT OFFLOADFS_CONFIG
+URL=s3://$OFFLOADFS_S3_BUCKET/fill-$$-$(date +%s%N)
+MIB=$((1024 * 1024))
+A=$T_TMP/a B=$T_TMP/b
+
+t_rc "A: init --remote" 0 $AL --store "$A" init --remote "$URL"
+t_rc "B: init --remote, room for 24 MiB copies" 0 $AL --store "$B" init --remote "$URL" \
+    --max-total-bytes $((256 * MIB)) --max-result-bytes $((64 * MIB))
+head -c $((24 * MIB)) /dev/urandom >"$T_TMP/rand"
+head -c $((24 * MIB)) /dev/urandom >"$T_TMP/seq"
+head -c 100000 /dev/urandom >"$T_TMP/small"
+for k in rand seq small; do
+    t_rc "A: put $k (uploaded)" 0 $AL --store "$A" put "$k" --tool bash --file "$T_TMP/$k"
+done
+
+M=$T_TMP/mnt
+m_mount "$B" "$M" "${OPTS[@]}" -o metrics=127.0.0.1:0,remote_ttl=600 || { t_not_ok "mount B"; t_done; }
+t_wait_until "$WAIT" has_url "$M"
+URL_M=$(metrics_url "$M")
+# metric NAME [LABEL] : the value of NAME{LABEL} now (default the namespace).
+metric() {
+    curl -sf --max-time 10 "$URL_M" |
+        N="$1{${2:-namespace=\"default\"}}" awk '$1 == ENVIRON["N"] {print $2}'
+}
+fetched() { metric offloadfs_remote_fetch_bytes_total; }
+bstats() { $AL --store "$B" --json stats | python3 -c 'import json,sys; j=json.load(sys.stdin); print(" ".join(str(j.get(k)) for k in sys.argv[1:]))' "$@"; }
+
+# ---- random reads -----------------------------------------------------------
+cat >"$T_TMP/preads.py" <<'PY'
+import os, random, sys
+path, src, n = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3])
+rnd = random.Random(7)
+fd = os.open(path, os.O_RDONLY)
+bad = 0
+for _ in range(n):
+    off = rnd.randrange(0, len(src) - 4096)
+    if os.pread(fd, 4096, off) != src[off:off + 4096]:
+        bad += 1
+os.close(fd)
+print("bad", bad)
+PY
+f0=$(fetched)
+t_eq "2,000 random 4 KiB preads of 24 MiB: every piece exact" \
+    "$(timeout 600 python3 "$T_TMP/preads.py" "$M/rand" "$T_TMP/rand" 2000)" "bad 0"
+f1=$(fetched)
+echo "# fetched for the random reads: $((f1 - f0)) bytes of $((24 * MIB))"
+t_check "  fetched at most 1.2x the result" test $((f1 - f0)) -le $((24 * MIB * 12 / 10))
+kept() { [ "$(bstats cached_entries)" -ge "$1" ]; }
+t_check "  then kept: B holds a cached copy" t_wait_until 60 kept 1
+t_rc "B: stat rand" 0 $AL --store "$B" stat rand
+t_check "  where: cached here" grep -q "^where: cached here" "$T_TMP/out"
+t_check "  tool: bash (the writer's, from the remote)" grep -q "^tool: bash" "$T_TMP/out"
+t_eq "the metrics: offloadfs_cache_misses_total" "$(metric offloadfs_cache_misses_total)" 1
+REAL=$(realpath "$B")
+t_eq "  offloadfs_store_cached_entries" \
+    "$(metric offloadfs_store_cached_entries "store=\"$REAL\"")" 1
+t_eq "  offloadfs_store_cached_bytes" \
+    "$(metric offloadfs_store_cached_bytes "store=\"$REAL\"")" $((24 * MIB))
+
+h0=$(metric offloadfs_cache_hits_total) f0=$(fetched)
+t_check "read again (O_DIRECT): exact bytes" \
+    sh -c "dd if='$M/rand' bs=1M iflag=direct 2>/dev/null | cmp -s - '$T_TMP/rand'"
+t_eq "  served by the copy: no byte fetched" "$(fetched)" "$f0"
+t_check "  hits counted" test "$(metric offloadfs_cache_hits_total)" -gt "$h0"
+
+# ---- a sequential read, a small result --------------------------------------
+f0=$(fetched)
+t_check "cat of another 24 MiB result: exact bytes" cmp -s "$M/seq" "$T_TMP/seq"
+f1=$(fetched)
+echo "# fetched for the cat: $((f1 - f0)) bytes of $((24 * MIB))"
+t_check "  fetched at most 1.2x the result" test $((f1 - f0)) -le $((24 * MIB * 12 / 10))
+t_check "  kept" t_wait_until 60 kept 2
+t_check "a 100 KB result: exact bytes" cmp -s "$M/small" "$T_TMP/small"
+t_check "  kept (it came whole with its lookup)" t_wait_until 60 kept 3
+t_eq "B: entries cached_entries cached_bytes pending" "$(bstats entries cached_entries cached_bytes pending)" \
+    "3 3 $((48 * MIB + 100000)) 0"
+rc=0; m_umount "$M" || rc=$?
+t_eq "B's daemon exits 0 after unmount" "$rc" 0
+
+# ---- B's remote down --------------------------------------------------------
+CLOSED=$(free_port)
+AWS_ENDPOINT_URL_S3=http://127.0.0.1:$CLOSED m_mount "$B" "$T_TMP/down" "${OPTS[@]}" ||
+    { t_not_ok "mount B with its remote down"; t_done; }
+for k in rand seq small; do
+    t_check "remote down: B's mount serves $k from its copy, exact bytes" \
+        cmp -s "$T_TMP/down/$k" "$T_TMP/$k"
+done
+rc=0; m_umount "$T_TMP/down" || rc=$?
+t_eq "  the daemon exits 0" "$rc" 0
+t_done
