@@ -143,6 +143,11 @@
 #include "fs/counters.h"
 #include "store/store.h"
 
+/* After the remote failed a lookup of a name held as a cached copy, how
+ * long such names are answered from their copies without asking (ops.c):
+ * long enough for a reader going through many copies, short enough that
+ * a remote back up is asked again within seconds. */
+#define OFS_COPY_DOWN_MS 5000u
 /* Seconds the kernel may cache names, attributes and negative lookups. */
 #define OFS_CACHE_TIMEOUT 3600.0
 /* How often the watcher asks the store what changed (one short read
@@ -291,6 +296,8 @@ struct ofs {
     struct ofs_slots *slots;    /* remote inodes and names (lookup.c) */
     struct ofs_rwin *rwin;      /* read-ahead windows of remote results (window.c) */
     struct ofs_fills *fills;    /* remote results fetched whole (fill.c) */
+    _Atomic uint64_t copy_fail_ms; /* when a lookup of a name held as a cached
+                                   copy last found the remote failing (ops.c) */
     int keep;                   /* the store is open for writing the daemon's
                                    cached copies (keep.c); else read-only */
     struct ofs_rlists *rlists;  /* the remote's listings (listing.c) */

@@ -132,17 +132,25 @@ static int remote_lookup(struct ofs *fs, const char *name, struct fuse_entry_par
     return 0;
 }
 
-/* NAME, held here as a cached copy E (a library's read kept it:
- * store_put_cached()), which is the remote's answer as of that read: the
- * remote is asked as for a name not here, so a version replaced or removed
- * on another host is not served from the copy; the copy is the answer when
- * the remote cannot give one (EIO). As remote_lookup(). */
+/* NAME, held here as a cached copy E (kept by a read here, the mount's or
+ * a library's: store_put_cached()), which is the remote's answer as of that
+ * read: the remote is asked as for a name not here, so a version replaced
+ * or removed on another host is not served from the copy; the copy is the
+ * answer when the remote cannot give one (EIO), valid for remote_ttl only.
+ * After such a failure the copies are answered without asking for
+ * OFS_COPY_DOWN_MS: a grep over a thousand copies with the remote down
+ * pays the failure bound once, not a thousand times. As remote_lookup(). */
 static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
                          struct fuse_entry_param *ep, uint64_t *miss_left)
 {
-    int rc = remote_lookup(fs, name, ep, miss_left);
+    uint64_t now = common_clock_ms(), failed = atomic_load(&fs->copy_fail_ms);
+    int rc = failed && now - failed < OFS_COPY_DOWN_MS ? EIO : remote_lookup(fs, name, ep, miss_left);
     if (rc == EIO) {
+        if (!failed || now - failed >= OFS_COPY_DOWN_MS)
+            atomic_store(&fs->copy_fail_ms, now);
         entry_param(fs, e, ep);
+        ep->entry_timeout = ep->attr_timeout = fs->remote_ttl;
+        *miss_left = 0;
         rc = 0;
     }
     return rc;
