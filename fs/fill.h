@@ -16,7 +16,8 @@
  * than the store would keep (ofs_keep_max(): a fill is worth its memory
  * only when a copy ends it), and every result of a mount that keeps no
  * copies, are read through the windows (window.h), as are those of at
- * most OFS_RWIN_FIRST bytes, which come whole with their lookup.
+ * most OFS_RWIN_FIRST bytes, which come whole with their lookup (ops.c
+ * keeps those from the lookup's window).
  *
  * Memory: each fill is one anonymous mapping of the result's length, its
  * pages resident as they are fetched, counted into fs->count.window_bytes

@@ -23,7 +23,7 @@
  *   wake.c      the socket writers wake the watcher through      -> asuser.c
  *   pin.c       opens and pins the store directory and files     -> asuser.c
  *   lookup.c    remote names: lookups and the inode slots         -> window.c,
- *               keep.c, conn.c, errmap.c, counters.c
+ *               conn.c, errmap.c, counters.c
  *   fill.c      remote results fetched whole, for every read     -> window.c,
  *               keep.c, conn.c, counters.c
  *   listing.c   the remote's names for readdir (a lister thread) -> conn.c,

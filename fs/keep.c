@@ -44,3 +44,9 @@ uint64_t ofs_keep_max(struct ofs *fs)
         return 0;
     return l.max_result_bytes < l.max_total_bytes / 2 ? l.max_result_bytes : l.max_total_bytes / 2;
 }
+
+void ofs_keep_drop(struct ofs *fs, const char *key, uint64_t version)
+{
+    if (fs->keep)
+        (void)store_cache_drop(fs->st, fs->ns, key, version);
+}

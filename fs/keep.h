@@ -1,9 +1,9 @@
 /* keep.h -- the daemon's cached copies (keep.c): a remote result this
- * mount fetched whole is kept in the local store as a cached copy of that
+ * mount read is kept in the local store as a cached copy of that
  * version (store_put_cached()), as agentlink keeps what it fetches, and a
  * read of a remote inode whose version the store holds so is served from
  * the store. A leaf: it calls no other file of fs/. Used by fill.c and
- * lookup.c (keeping), ops.c (finding).
+ * ops.c (keeping small results, finding, dropping).
  *
  * The daemon writes to the store only here, and only when it could open
  * the store for writing (fs->keep; main.c): a copy is a cache, so it is
@@ -22,6 +22,10 @@
  * cached copy, when fs->keep. Counts a cache miss either way. */
 void ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
                    const void *data, uint64_t len);
+
+/* Drops cached copy VERSION of KEY (the remote holds a tombstone or
+ * nothing for KEY), when fs->keep; best effort, as keeping is. */
+void ofs_keep_drop(struct ofs *fs, const char *key, uint64_t version);
 
 /* The largest result the store would keep as a copy now: the least of
  * max_result_bytes and half of max_total_bytes (store_put_cached()); 0

@@ -50,7 +50,6 @@
 #include "fs/conn.h"
 #include "fs/counters.h"
 #include "fs/errmap.h"
-#include "fs/keep.h"
 #include "fs/lookup.h"
 #include "fs/window.h"
 
@@ -417,8 +416,6 @@ static int ask_remote(struct ofs *fs, const char *key, int tombed, store_entry *
     pthread_mutex_unlock(&r->lock);
     if (s && f.len == (in.length < f.cap ? in.length : f.cap))
         ofs_window_offer(fs, (fuse_ino_t)e->version, f.p, f.len);
-    if (s && f.p && f.len == in.length && in.length > 0) /* the whole result came: keep it */
-        ofs_keep_copy(fs, key, in.etag, e, f.p, f.len);
     free(f.p);
     return s ? 0 : ENOMEM;
 }

@@ -145,6 +145,8 @@ static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
 {
     uint64_t now = common_clock_ms(), failed = atomic_load(&fs->copy_fail_ms);
     int rc = failed && now - failed < OFS_COPY_DOWN_MS ? EIO : remote_lookup(fs, name, ep, miss_left);
+    if (rc == ENODATA || rc == ENOENT) /* removed there, or never there: the copy goes */
+        ofs_keep_drop(fs, name, e->version);
     if (rc == EIO) {
         if (!failed || now - failed >= OFS_COPY_DOWN_MS)
             atomic_store(&fs->copy_fail_ms, now);
@@ -303,6 +305,20 @@ static int read_version(struct ofs *fs, fuse_req_t req, uint64_t version, size_t
     return rc ? ofs_errno(rc) : EIO;
 }
 
+/* After a read of O, a result small enough to come whole with its lookup
+ * (fill.h): kept as a cached copy from the lookup's window, with no fetch,
+ * unless the store holds it already or the window is gone. */
+static void keep_small(struct ofs *fs, const struct ofs_object *o, const store_entry *meta)
+{
+    uint64_t have;
+    char *buf;
+    if (o->length == 0 || ofs_keep_find(fs, o->key, o->etag, &have) || !(buf = malloc((size_t)o->length)))
+        return;
+    if (ofs_window_copy(fs, o->ino, o->length, buf) == 0)
+        ofs_keep_copy(fs, o->key, o->etag, meta, buf, o->length);
+    free(buf);
+}
+
 /* A read of remote inode INO: what it is (lookup.c), then its bytes: from
  * the store when it holds a cached copy of that version (keep.c), else
  * from a fill of the whole result (fill.c), else from the read windows
@@ -324,9 +340,12 @@ static void op_read_remote(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_
         return;
     }
     tier_conn *c = ofs_conn_get(fs);
-    if (ofs_fill_read(fs, c, req, &o, ofs_lookup_meta(fs, ino, &meta) == 0 ? &meta : NULL, size, off))
+    int have_meta = ofs_lookup_meta(fs, ino, &meta) == 0;
+    if (ofs_fill_read(fs, c, req, &o, have_meta ? &meta : NULL, size, off))
         return;
     ofs_window_read(fs, c, req, &o, size, off);
+    if (o.length <= OFS_RWIN_FIRST && fs->keep)
+        keep_small(fs, &o, have_meta ? &meta : NULL);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

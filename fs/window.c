@@ -253,6 +253,22 @@ void ofs_window_offer(struct ofs *fs, fuse_ino_t ino, const void *buf, uint64_t 
     pthread_mutex_unlock(&rw->lock);
 }
 
+int ofs_window_copy(struct ofs *fs, fuse_ino_t ino, uint64_t len, void *buf)
+{
+    struct ofs_rwin *rw = fs->rwin;
+    struct rwin *w;
+    int rc = ENOENT;
+    if (!rw || len > OFS_RWIN_MAX)
+        return ENOENT;
+    pthread_mutex_lock(&rw->lock);
+    if ((w = covering(rw, ino, 0, (size_t)len, W_READY))) {
+        memcpy(buf, w->data, (size_t)len); /* it covers 0: it starts there */
+        rc = 0;
+    }
+    pthread_mutex_unlock(&rw->lock);
+    return rc;
+}
+
 /* The window of INO (fetching or ready) that starts at AT, or NULL. */
 static struct rwin *starting_at(struct ofs_rwin *rw, fuse_ino_t ino, uint64_t at)
 {

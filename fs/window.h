@@ -79,6 +79,11 @@ int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, u
 void ofs_reply_read(struct ofs *fs, fuse_req_t req, const char *buf, size_t size);
 void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err);
 
+/* Copies bytes [0, LEN) of remote inode INO into BUF when a ready window
+ * holds them all (a result of at most OFS_RWIN_FIRST bytes read through its
+ * lookup's window: ops.c keeps it as a cached copy); 0, else ENOENT. */
+int ofs_window_copy(struct ofs *fs, fuse_ino_t ino, uint64_t len, void *buf);
+
 /* Frees the windows of FS no read has used since NOW_MS -
  * OFS_RWIN_IDLE_MS (NOW_MS: common_clock_ms(); the watcher passes the
  * present, a test the future): their mappings are unmapped and

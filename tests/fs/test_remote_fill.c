@@ -387,24 +387,30 @@ static void a_result_that_came_with_its_lookup_should_not_be_filled(void **state
 {
     struct fx *f = *state;
     const size_t len = OFS_RWIN_FIRST;
-    char *data = pattern(len, 5);
+    char *data = pattern(len, 5), *buf = malloc(len);
+    struct ofs_object o;
     int err;
+    assert_non_null(buf);
     mem_put(f, "small", data, len);
     fuse_ino_t ino = lookup(f, "small");
-    /* The whole of it came with the lookup and was kept from there. */
+    assert_int_equal(count(&f->fs.count.cache_misses), 0); /* a lookup keeps nothing */
+    /* The whole of it came with the lookup: never a fill, the window answers. */
+    assert_int_equal(ofs_lookup_object(&f->fs, ino, &o), 0);
+    assert_int_equal(ofs_fill_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, NULL, 4096, 0), 0);
+    assert_int_equal(rep.replies, 0);
+    assert_int_equal(read_remote(f, ino, 4096, 100, &err), BY_WINDOW);
+    assert_int_equal(err, 0);
+    assert_memory_equal(rep.buf, data + 100, 4096);
+    /* After the read ops.c keeps it from that window (keep_small()). */
+    assert_int_equal(ofs_window_copy(&f->fs, ino, len, buf), 0);
+    assert_memory_equal(buf, data, len);
+    ofs_keep_copy(&f->fs, o.key, o.etag, NULL, buf, len);
     assert_int_equal(count(&f->fs.count.cache_misses), 1);
     assert_int_equal(read_remote(f, ino, len, 0, &err), BY_COPY);
     assert_int_equal(err, 0);
     assert_memory_equal(rep.buf, data, len);
-    /* Without that copy, the lookup's window answers, never a fill. */
-    struct ofs_object o;
-    assert_int_equal(ofs_lookup_object(&f->fs, ino, &o), 0);
-    assert_int_equal(ofs_fill_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, NULL, 4096, 0), 0);
-    assert_int_equal(rep.replies, 1);
-    ofs_window_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, 4096, 100);
-    assert_int_equal(rep.replies, 2);
-    assert_memory_equal(rep.buf, data + 100, 4096);
     assert_int_equal(remote_mem_requests(f->m, REMOTE_MEM_GET), 1); /* the lookup alone */
+    free(buf);
     free(data);
 }
 

@@ -9,7 +9,7 @@
 #   piece reaches the daemon) it is served by the copy: exact, no byte
 #   fetched, hits counted. A sequential cat of another 24 MiB result: exact,
 #   at most 1.2x fetched, kept too. A result of 100 KB comes whole with its
-#   lookup and is kept. With B's remote at a closed port, a new mount of B
+#   lookup and is kept at its read. With B's remote at a closed port, a new mount of B
 #   serves all three from its copies.
 # radosgw is never stopped: this suite runs beside the others. Under make
 # test-valgrind the daemon runs under memcheck.
@@ -96,7 +96,7 @@ echo "# fetched for the cat: $((f1 - f0)) bytes of $((24 * MIB))"
 t_check "  fetched at most 1.2x the result" test $((f1 - f0)) -le $((24 * MIB * 12 / 10))
 t_check "  kept" t_wait_until 60 kept 2
 t_check "a 100 KB result: exact bytes" cmp -s "$M/small" "$T_TMP/small"
-t_check "  kept (it came whole with its lookup)" t_wait_until 60 kept 3
+t_check "  kept (from the bytes its lookup brought: no fetch more)" t_wait_until 60 kept 3
 t_eq "B: entries cached_entries cached_bytes pending" "$(bstats entries cached_entries cached_bytes pending)" \
     "3 3 $((48 * MIB + 100000)) 0"
 rc=0; m_umount "$M" || rc=$?

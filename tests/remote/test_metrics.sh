@@ -10,11 +10,11 @@
 #   five first reads of small (<= 5000 B) remote-only results: 5 fetches
 #   (each lookup's GET holds the whole result: the read is served from it);
 #   r6 and r7 looked up: 2 more (7); a 1 MiB one read sequentially
-#   (O_DIRECT, one request at a time): 4 more (11) -- its lookup's 128 KiB,
-#   then windows of 256 KiB, 512 KiB, the last 128 KiB (below); a version
-#   replaced on A: one fetch (12), ENODATA, not an error; radosgw stopped
-#   (SIGSTOP): a read, EIO, one fetch error timed above 1 s (13, 1); a
-#   lookup of a new name: a fetch error too (14, 2), no lookup error; a
+#   (O_DIRECT, one request at a time): 2 more (9) -- its lookup's 128 KiB,
+#   then the whole result in one GET (fs/fill.h); the windows freed (idle);
+#   a version replaced on A: one fetch (10), ENODATA, not an error; radosgw
+#   stopped (SIGSTOP): a read, EIO, one fetch error timed above 1 s (11, 1);
+#   a lookup of a new name: a fetch error too (12, 2), no lookup error; a
 #   listing: 1 lookup error; a write on B meanwhile: pending 1, in
 #   the daemon's and agentlink stats --prometheus' output alike; after
 #   agentlink sync: 0. The histogram's count is the fetches. A real
@@ -93,13 +93,16 @@ t_eq "  offloadfs_remote_pending_uploads 0, labelled with the store" \
 t_eq "  the histogram's 13 buckets, 1 ms to 10 s, and +Inf" \
     "$(grep -o 'le="[^"]*"' "$T_TMP/m0" | tr '\n' ' ')" \
     'le="0.001" le="0.0025" le="0.005" le="0.01" le="0.025" le="0.05" le="0.1" le="0.25" le="0.5" le="1" le="2.5" le="5" le="10" le="+Inf" '
-t_eq "  every family has HELP and TYPE (12 + 6 remote)" \
-    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "18 18"
+t_eq "  every family has HELP and TYPE (12 + 11 remote)" \
+    "$(grep -c '^# HELP ' "$T_TMP/m0") $(grep -c '^# TYPE ' "$T_TMP/m0")" "23 23"
 t_eq "  offloadfs_remote_window_bytes 0 (no read yet)" \
     "$(sample "$OUT" "offloadfs_remote_window_bytes$NSL")" 0
-t_eq "  types: a gauge, three counters, a gauge, a histogram" \
+t_eq "  types: a gauge, four counters, a gauge, a histogram" \
     "$(grep '^# TYPE offloadfs_remote' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
-    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_window_bytes gauge offloadfs_remote_fetch_seconds histogram "
+    "offloadfs_remote_pending_uploads gauge offloadfs_remote_fetches_total counter offloadfs_remote_fetch_errors_total counter offloadfs_remote_lookup_errors_total counter offloadfs_remote_fetch_bytes_total counter offloadfs_remote_window_bytes gauge offloadfs_remote_fetch_seconds histogram "
+t_eq "  the cache's: two gauges of the store, two counters of the mount" \
+    "$(grep -E '^# TYPE offloadfs_(store_cached|cache)' "$T_TMP/m0" | cut -d' ' -f3,4 | tr '\n' ' ')" \
+    "offloadfs_store_cached_entries gauge offloadfs_store_cached_bytes gauge offloadfs_cache_hits_total counter offloadfs_cache_misses_total counter "
 
 bad=0
 for i in 1 2 3 4 5; do cmp -s "$M/r$i" "$T_TMP/r$i" || bad=1; done
@@ -121,34 +124,38 @@ scrape m2b
 t_eq "two lookups: 2 fetches more (7)" "$(fetches)" 7
 
 # big, 1 MiB, read in 8 requests of 128 KiB: its lookup's GET brings
-# [0, 128K) (fetch 8). The read at 0 is served from it; that window is
-# sequential, so the next one is fetched ahead: at 128K, twice the window
-# ending there, 256 KiB: [128K, 384K) (fetch 9). The read at 128K is served
-# from that; ahead: [384K, 896K), twice 256 KiB (fetch 10). The read at
-# 256K: the window at 384K is there, the one after it is not: [896K, 1M),
-# 1 MiB doubled but only 128 KiB left (fetch 11). The reads at 384K..896K
-# are served from those; the object ends: none more. 4 fetches, 1 MiB.
-# These 4 windows also take all OFS_RWIN_COUNT = 4 (the least recently
-# used goes): r6's and r7's lookup windows are gone, so the reads of r6 and
-# r7 below each GET.
+# [0, 128K) (fetch 8); the first read fetches the whole result, one 2 MiB
+# chunk's GET (fetch 9: fs/fill.h), which answers every read of it.
 t_eq "a 1 MiB result read sequentially, one request at a time: exact bytes" \
     "$(dd if="$M/big" bs=131072 iflag=direct 2>/dev/null | md5sum)" "$(md5sum <"$T_TMP/big")"
 scrape m3
-t_eq "  four fetches (11): the lookup's 128 KiB, 256 KiB, 512 KiB, the last 128 KiB" "$(fetches)" 11
+t_eq "  two fetches (9): the lookup's 128 KiB, then the whole result" "$(fetches)" 9
+t_eq "  1 MiB and 128 KiB fetched for it (offloadfs_remote_fetch_bytes_total)" \
+    "$(sample "$OUT" "offloadfs_remote_fetch_bytes_total$NSL")" \
+    $((1000 + 2000 + 3000 + 4000 + 5000 + 6000 + 7000 + 131072 + 1048576))
+# big's copy is kept once its last chunk came, after that read's answer.
+kept6() { curl -sf --max-time 10 "$URL_M" | grep -qxF "offloadfs_store_cached_entries{store=\"$BREAL\"} 6"; }
+t_check "  kept: 5 small copies and big (offloadfs_store_cached_entries)" t_wait_until 60 kept6
+scrape m3b
+t_eq "  one miss each (offloadfs_cache_misses_total)" "$(sample "$OUT" "offloadfs_cache_misses_total$NSL")" 6
+# The lookup windows of r6 and r7 are freed once idle (window.h): the reads
+# of r6 and r7 below then each GET.
+windows_freed() { curl -sf --max-time 10 "$URL_M" | grep -qxF "offloadfs_remote_window_bytes$NSL 0"; }
+t_check "the windows freed once idle" t_wait_until 60 windows_freed
 
 printf 'r7 again\n' | $AGENTLINK --store "$A" put r7 >/dev/null || t_not_ok "replace r7 on A"
 dd if="$M/r7" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
 t_check "the old version of r7, gone from the remote: ENODATA" grep -q "No data available" "$T_TMP/err"
 scrape m4
-t_eq "  one fetch more (12), not an error" "$(fetches) $(errors)" "12 0"
+t_eq "  one fetch more (10), not an error" "$(fetches) $(errors)" "10 0"
 
 rgw_stop "$RGW" || t_not_ok "radosgw stopped"
 dd if="$M/r6" bs=4096 count=1 iflag=direct of=/dev/null 2>"$T_TMP/err"
 t_check "radosgw stopped: a read of r6 (one request) fails with EIO" grep -q "Input/output error" "$T_TMP/err"
 scrape m5
-t_eq "  13 fetches, 1 error" "$(fetches) $(errors)" "13 1"
-t_eq "  the histogram counts it" "$(hcount)" 13
-t_eq "  above 1 s (two 2 s stalls): the le=\"1\" bucket holds the 12 others" "$(bucket 1)" 12
+t_eq "  11 fetches, 1 error" "$(fetches) $(errors)" "11 1"
+t_eq "  the histogram counts it" "$(hcount)" 11
+t_eq "  above 1 s (two 2 s stalls): the le=\"1\" bucket holds the 10 others" "$(bucket 1)" 10
 t_eq "  no lookup error (r6 was looked up before)" "$(lerrors)" 0
 t_eq "radosgw stopped: a name not looked up before is EIO" "$(m_errno stat "$M/unknown")" EIO
 ls -f "$M" >/dev/null
@@ -161,9 +168,9 @@ t_wait_until 60 listing_failed
 scrape m5b
 # The lookup's GET failed: a fetch and a fetch error (timed above 1 s too),
 # not a lookup error; the listing sends no GET: a lookup error.
-t_eq "  the lookup: a fetch error (14 fetches, 2 errors); the listing (ls): 1 lookup error" \
-    "$(lerrors) $(fetches) $(errors)" "1 14 2"
-t_eq "  the le=\"1\" bucket still holds 12" "$(bucket 1)" 12
+t_eq "  the lookup: a fetch error (12 fetches, 2 errors); the listing (ls): 1 lookup error" \
+    "$(lerrors) $(fetches) $(errors)" "1 12 2"
+t_eq "  the le=\"1\" bucket still holds 10" "$(bucket 1)" 10
 t_rc "radosgw stopped: a put on B is pending (exit 5)" 5 timeout 60 \
     env OFFLOADFS_REMOTE_STALL_SECONDS=2 OFFLOADFS_REMOTE_RETRIES=0 $AGENTLINK --store "$B" put p1 <"$T_TMP/r1"
 scrape m6
@@ -173,8 +180,8 @@ t_rc "agentlink stats --prometheus: exit 0" 0 $AGENTLINK --store "$B" stats --pr
 cp "$T_TMP/out" "$T_TMP/cli.prom"
 t_check "  promtool check metrics passes on it" bash -c "promtool check metrics <'$T_TMP/cli.prom' >/dev/null 2>&1"
 t_eq "  it says pending 1 too" "$(sample "$(cat "$T_TMP/cli.prom")" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 1
-FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_total_bytes|puts_total|evictions_total|removals_total|remote_pending_uploads)'
-t_eq "  and is the daemon's store part with the pending gauge, exactly" \
+FAMILIES='offloadfs_(store_entries|store_bytes|store_stored_bytes|store_max_total_bytes|puts_total|evictions_total|removals_total|remote_pending_uploads|store_cached_entries|store_cached_bytes)'
+t_eq "  and is the daemon's store part with the pending and cached gauges, exactly" \
     "$(grep -E "^(# (HELP|TYPE) )?$FAMILIES[ {]" "$T_TMP/m6")" "$(cat "$T_TMP/cli.prom")"
 t_check "  (no fetch families: those are the daemon's)" bash -c "! grep -q fetch '$T_TMP/cli.prom'"
 # doc/operating.md's third alert, as written, evaluated by Prometheus.
@@ -185,10 +192,10 @@ PY2
 )
 t_check "Prometheus' API: offloadfs_remote_pending_uploads = 1" \
     t_wait_until "$WAIT" query_is offloadfs_remote_pending_uploads 1
-t_eq "  offloadfs_remote_fetches_total = 14, fetch errors = 2, lookup errors = 1" \
+t_eq "  offloadfs_remote_fetches_total = 12, fetch errors = 2, lookup errors = 1" \
     "$(query offloadfs_remote_fetches_total) $(query offloadfs_remote_fetch_errors_total) $(query offloadfs_remote_lookup_errors_total)" \
-    "14 2 1"
-t_eq "  offloadfs_remote_fetch_seconds_count = 14" "$(query offloadfs_remote_fetch_seconds_count)" 14
+    "12 2 1"
+t_eq "  offloadfs_remote_fetch_seconds_count = 12" "$(query offloadfs_remote_fetch_seconds_count)" 12
 t_check "Prometheus: doc/operating.md's remote alert fires" t_wait_until "$WAIT" query_any "$ALERT"
 kill -CONT "$RGW"
 
@@ -200,13 +207,20 @@ t_eq "  and in stats --prometheus" \
     "$($AGENTLINK --store "$B" stats --prometheus | sample "$(cat)" "offloadfs_remote_pending_uploads{store=\"$BREAL\"}")" 0
 t_check "radosgw back: r6 reads" cmp -s "$M/r6" "$T_TMP/r6"
 scrape m8
-t_eq "  a window for it: 15 fetches, still 2 errors" "$(fetches) $(errors)" "15 2"
+t_eq "  a window for it: 13 fetches, still 2 errors" "$(fetches) $(errors)" "13 2"
 # The mount's own counters count remote reads as local ones: 5 small
 # results, 8 O_DIRECT pieces of 128 KiB, r6; r7's ENODATA an evicted read.
+# The small results' copies, kept after their first reads, invalidated
+# their names: the kernel may then drop their inodes and pages, and their
+# second reads (above) come from the copies (5 cache hits) instead of the
+# page cache (none).
+HITS=$(sample "$OUT" "offloadfs_cache_hits_total$NSL")
+t_check "  offloadfs_cache_hits_total: the second reads, all or none ($HITS)" \
+    bash -c "[ '$HITS' = 0 ] || [ '$HITS' = 5 ]"
 t_eq "offloadfs_reads_total counts the remote reads answered with data" \
-    "$(sample "$OUT" "offloadfs_reads_total$NSL")" 14
+    "$(sample "$OUT" "offloadfs_reads_total$NSL")" $((14 + HITS))
 t_eq "  offloadfs_read_bytes_total their bytes" "$(sample "$OUT" "offloadfs_read_bytes_total$NSL")" \
-    $((1000 + 2000 + 3000 + 4000 + 5000 + 1048576 + 6000))
+    $(((1000 + 2000 + 3000 + 4000 + 5000) * (1 + HITS / 5) + 1048576 + 6000))
 t_eq "  offloadfs_evicted_reads_total the version gone" \
     "$(sample "$OUT" "offloadfs_evicted_reads_total$NSL")" 1
 
