@@ -26,6 +26,7 @@
 #include "fs/window.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -319,11 +320,19 @@ void ofs_fill_sweep(struct ofs *fs, uint64_t now_ms)
     struct ofs_fills *fl = fs->fills;
     if (!fl)
         return;
+    unsigned dropped = 0;
     pthread_mutex_lock(&fl->lock);
     for (unsigned i = 0; i < OFS_FILL_COUNT; i++) {
         struct fill *f = &fl->f[i];
-        if (f->used && !f->users && (f->kept || f->err || now_ms >= f->used_ms + OFS_RWIN_IDLE_MS))
+        if (f->used && !f->users && (f->kept || f->err || now_ms >= f->used_ms + OFS_RWIN_IDLE_MS)) {
             fill_drop(fs, fl, f);
+            dropped++;
+        }
     }
     pthread_mutex_unlock(&fl->lock);
+    /* What the fetches and the copy's write left free in glibc's arenas
+     * (the helpers' connections, the store's transaction) goes back to the
+     * system too, as the windows' sweep does: once per fill, rare. */
+    if (dropped)
+        malloc_trim(0);
 }

@@ -10,7 +10,7 @@
 #   fetched, hits counted. A sequential cat of another 24 MiB result: exact,
 #   at most 1.2x fetched, kept too. A result of 100 KB comes whole with its
 #   lookup and is kept at its read. With B's remote at a closed port, a new mount of B
-#   serves all three from its copies.
+#   serves all three from its copies, and so do agentlink get and Python.
 # radosgw is never stopped: this suite runs beside the others. Under make
 # test-valgrind the daemon runs under memcheck.
 . "$(dirname "$0")/../lib.sh"
@@ -112,4 +112,17 @@ for k in rand seq small; do
 done
 rc=0; m_umount "$T_TMP/down" || rc=$?
 t_eq "  the daemon exits 0" "$rc" 0
+DOWN=http://127.0.0.1:$CLOSED
+t_rc "remote down: agentlink get of what the mount read exits 0" 0 \
+    env AWS_ENDPOINT_URL_S3=$DOWN OFFLOADFS_REMOTE_RETRIES=0 $AL --store "$B" get rand
+t_check "  the exact bytes" cmp -s "$T_TMP/out" "$T_TMP/rand"
+# An ASan build of the library needs its runtime preloaded into python.
+asan=$(ldd "$T_BUILD/libagentlink.so" 2>/dev/null | awk '/libasan/ {print $3}')
+t_eq "remote down: Python read_bytes of what the mount read, the exact bytes" \
+    "$(AWS_ENDPOINT_URL_S3=$DOWN OFFLOADFS_REMOTE_RETRIES=0 AGENTLINK_LIB=$T_BUILD/libagentlink.so \
+        LD_PRELOAD=${asan:-} ASAN_OPTIONS=detect_leaks=0 timeout 120 python3 -c '
+import sys; sys.path.insert(0, sys.argv[1] + "/agentlink/python")
+import agentlink
+print(agentlink.ToolResultStore(store=sys.argv[2]).read_bytes("seq") == open(sys.argv[3], "rb").read())
+' "$T_TOP" "$B" "$T_TMP/seq")" True
 t_done
