@@ -580,3 +580,19 @@ int ofs_lookup_meta(struct ofs *fs, fuse_ino_t ino, store_entry *e)
 {
     return slot_pinned(fs, ino, NULL, e);
 }
+
+int ofs_lookup_version(struct ofs *fs, fuse_ino_t ino, char *etag, size_t cap)
+{
+    struct ofs_slots *r = fs->slots;
+    int rc = ENOENT;
+    if (!r)
+        return ENOENT;
+    pthread_mutex_lock(&r->lock);
+    struct rslot *s = slot_by_ino(r, ino);
+    if (s && s->etag[0] && strlen(s->etag) < cap) {
+        memcpy(etag, s->etag, strlen(s->etag) + 1);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}

@@ -73,4 +73,9 @@ int ofs_lookup_object(struct ofs *fs, fuse_ino_t ino, struct ofs_object *o);
  * pins a listed inode first, as ofs_lookup_object() does. Same errors. */
 int ofs_lookup_meta(struct ofs *fs, fuse_ino_t ino, store_entry *e);
 
+/* The version (ETag) remote inode INO is pinned to, into ETAG (CAP
+ * bytes): 0, or ENOENT when this mount does not know INO or has not pinned
+ * it yet (a listed inode before its first read). Never asks the remote. */
+int ofs_lookup_version(struct ofs *fs, fuse_ino_t ino, char *etag, size_t cap);
+
 #endif

@@ -132,6 +132,17 @@ static int remote_lookup(struct ofs *fs, const char *name, struct fuse_entry_par
     return 0;
 }
 
+/* NAME's cached copy E, when the remote answered NAME with inode INO of
+ * another version: the copy goes (the new version is kept when read). A
+ * listed inode not pinned yet tells no version: nothing is asked for it. */
+static void drop_if_replaced(struct ofs *fs, const char *name, const store_entry *e, fuse_ino_t ino)
+{
+    char now[TIER_ETAG_MAX + 1], have[STORE_ETAG_MAX + 1];
+    if (ofs_lookup_version(fs, ino, now, sizeof now) == 0 &&
+        store_cached(fs->st, e->version, have, sizeof have) == 1 && strcmp(now, have) != 0)
+        ofs_keep_drop(fs, name, e->version);
+}
+
 /* NAME, held here as a cached copy E (kept by a read here, the mount's or
  * a library's: store_put_cached()), which is the remote's answer as of that
  * read: the remote is asked as for a name not here, so a version replaced
@@ -147,6 +158,8 @@ static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
     int rc = failed && now - failed < OFS_COPY_DOWN_MS ? EIO : remote_lookup(fs, name, ep, miss_left);
     if (rc == ENODATA || rc == ENOENT) /* removed there, or never there: the copy goes */
         ofs_keep_drop(fs, name, e->version);
+    if (rc == 0)
+        drop_if_replaced(fs, name, e, ep->ino);
     if (rc == EIO) {
         if (!failed || now - failed >= OFS_COPY_DOWN_MS)
             atomic_store(&fs->copy_fail_ms, now);
