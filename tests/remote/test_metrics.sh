@@ -212,15 +212,14 @@ t_eq "  a window for it: 13 fetches, still 2 errors" "$(fetches) $(errors)" "13 
 # results, 8 O_DIRECT pieces of 128 KiB, r6; r7's ENODATA an evicted read.
 # The small results' copies, kept after their first reads, invalidated
 # their names: the kernel may then drop their inodes and pages, and their
-# second reads (above) come from the copies (5 cache hits) instead of the
-# page cache (none).
-HITS=$(sample "$OUT" "offloadfs_cache_hits_total$NSL")
-t_check "  offloadfs_cache_hits_total: the second reads, all or none ($HITS)" \
-    bash -c "[ '$HITS' = 0 ] || [ '$HITS' = 5 ]"
-t_eq "offloadfs_reads_total counts the remote reads answered with data" \
-    "$(sample "$OUT" "offloadfs_reads_total$NSL")" $((14 + HITS))
-t_eq "  offloadfs_read_bytes_total their bytes" "$(sample "$OUT" "offloadfs_read_bytes_total$NSL")" \
-    $(((1000 + 2000 + 3000 + 4000 + 5000) * (1 + HITS / 5) + 1048576 + 6000))
+# second reads (above) reach the daemon (served by the copies) instead of
+# the page cache: up to 5 reads more, of up to 15,000 bytes.
+READS=$(sample "$OUT" "offloadfs_reads_total$NSL") BYTES=$(sample "$OUT" "offloadfs_read_bytes_total$NSL")
+BASE=$((1000 + 2000 + 3000 + 4000 + 5000 + 1048576 + 6000))
+t_check "offloadfs_reads_total counts the remote reads answered with data (14 to 19: $READS)" \
+    test "${READS:-0}" -ge 14 -a "${READS:-0}" -le 19
+t_check "  offloadfs_read_bytes_total their bytes ($BASE, up to 15,000 more: $BYTES)" \
+    test "${BYTES:-0}" -ge $BASE -a "${BYTES:-0}" -le $((BASE + 15000)) -a \( "${READS:-0}" -gt 14 -o "${BYTES:-0}" -eq $BASE \)
 t_eq "  offloadfs_evicted_reads_total the version gone" \
     "$(sample "$OUT" "offloadfs_evicted_reads_total$NSL")" 1
 
