@@ -133,7 +133,13 @@ t_eq "a daemon killed while a writer waits: the write succeeds" "$wrc" 0
 t_check "and returns, not blocked (${waited} ms; bound 200 ms, checked < 5 s)" test "$waited" -lt 5000
 m_wait_gone "$P4"
 fusermount3 -u "$M4" 2>/dev/null || fusermount3 -uz "$M4" 2>/dev/null
-t_eq "the killed daemon's socket is left behind" "$(socks)" 4
+# The writer met the daemon stopped (its connection queued) and then
+# killed: the socket stays behind for the next write to remove. On a busy
+# machine the writer may start only after the kill, find no listener and
+# remove it itself; either way no write waits on it.
+n=$(socks)
+t_check "the killed daemon's socket is left behind, or removed by that write ($n of 4)" \
+    test "$n" -eq 4 -o "$n" -eq 3
 printf 'after the kill\n' | m_put "$S" afterkill beta
 t_eq "the next write removes it" "$(socks)" 3
 t_eq "and the surviving beta mount shows the write" "$(cat "$M3/afterkill")" "after the kill"
