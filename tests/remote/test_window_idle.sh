@@ -78,9 +78,12 @@ t_check "the reader gone: the windows are freed (gauge 0, within 60 s)" t_wait_u
 IDLE_RSS=$(rss)
 echo "# windows held $BUSY_HELD; daemon VmRSS $BUSY_RSS while reading, $IDLE_RSS idle"
 # Under valgrind memcheck keeps shadow memory of its own for the pages
-# the windows filled (0.72 of them given back, measured): half there.
+# the windows filled (0.72 of them given back, measured), and under ASan
+# its allocator keeps what the reads' buffers freed (malloc_trim() does not
+# reach it: 0.70 given back, measured): half there.
 SHARE=3/4
 [ -n "${OFFLOADFS_VALGRIND:-}" ] && SHARE=1/2
+ldd "$T_BUILD/offloadfs" 2>/dev/null | grep -q libasan && SHARE=1/2
 t_check "  the daemon's VmRSS fell by >= $SHARE of what they held" \
     test $((BUSY_RSS - IDLE_RSS)) -ge $((BUSY_HELD * $SHARE))
 t_check "read again after the free: exact bytes" whole
