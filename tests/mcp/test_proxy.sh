@@ -313,6 +313,7 @@ has "... said so" "$(cat "$ERR")" "did not exit"
 
 # Signals reach the server (it writes "term" and exits 7).
 : >"$MCP_SERVER_LOG"
+: >"$OUT" # the wait below must see this proxy's output, not the last one's
 mkfifo "$T_TMP/fifo"
 $AGENTLINK mcp-proxy --store "$ST" -- $SERVER <"$T_TMP/fifo" >"$OUT" 2>"$ERR" &
 pid=$!
@@ -324,7 +325,11 @@ wait "$pid"; RC=$?
 exec 7>&-
 t_eq "SIGTERM is sent on to the server; the proxy exits with its status" "$RC:$(cat "$MCP_SERVER_LOG")" "7:term"
 for sig in INT HUP; do
+    # Emptied here, not by the redirection below: that one may come after
+    # the wait sees the last round's "up", and the signal would then reach
+    # a proxy (under valgrind, valgrind itself) that is still starting.
     : >"$MCP_SERVER_LOG"
+    : >"$OUT"
     $AGENTLINK mcp-proxy --store "$ST" -- sh -c "trap 'echo $sig >>$MCP_SERVER_LOG; exit 9' $sig; echo up; while :; do sleep 0.05; done" \
         <"$T_TMP/fifo" >"$OUT" 2>"$ERR" &
     pid=$!
@@ -334,6 +339,7 @@ for sig in INT HUP; do
     wait "$pid"; RC=$?
     exec 7>&-
     t_eq "SIG$sig is sent on to the server" "$RC:$(cat "$MCP_SERVER_LOG")" "9:$sig"
+    [ "$RC" = 9 ] || sed 's/^/  stderr: /' "$ERR"
 done
 
 # The client stops reading (its end of our stdout closed) while its own end of
