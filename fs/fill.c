@@ -164,9 +164,7 @@ static void fill_keep(struct ofs *fs, struct ofs_fills *fl, struct fill *f)
         return;
     f->keeping = 1;
     pthread_mutex_unlock(&fl->lock);
-    ofs_keep_copy(fs, f->o.key, f->o.etag, &f->meta, f->data, f->o.length);
-    uint64_t v;
-    int kept = ofs_keep_find(fs, f->o.key, f->o.etag, &v);
+    int kept = ofs_keep_copy(fs, f->o.key, f->o.etag, &f->meta, f->data, f->o.length);
     pthread_mutex_lock(&fl->lock);
     f->kept = kept;
 }

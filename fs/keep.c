@@ -5,14 +5,16 @@
 
 #include <string.h>
 
-void ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
-                   const void *data, uint64_t len)
+int ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
+                  const void *data, uint64_t len)
 {
     store_meta m = {0};
     uint64_t have;
     ofs_count(&fs->count.cache_misses, 1);
-    if (!fs->keep || !etag[0] || strlen(etag) > STORE_ETAG_MAX || ofs_keep_find(fs, key, etag, &have))
-        return;
+    if (!fs->keep || !etag[0] || strlen(etag) > STORE_ETAG_MAX)
+        return 0;
+    if (ofs_keep_find(fs, key, etag, &have))
+        return 1;
     if (meta) {
         m.tool = meta->has_tool ? meta->tool : NULL;
         m.created_ns = meta->created_ns;
@@ -20,10 +22,13 @@ void ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const stor
         m.truncated = meta->original_size > len;
     }
     int rc = store_put_cached(fs->st, fs->ns, key, data, (size_t)len, &m, etag, NULL);
-    if (rc == 0)
+    if (rc == 0) {
         ofs_count(&fs->count.cache_copies, 1);
-    else if (fs->debug)
+        return 1;
+    }
+    if (fs->debug)
         fuse_log(FUSE_LOG_DEBUG, "offloadfs: no cached copy of '%s': %s\n", key, store_strerror(rc));
+    return 0;
 }
 
 int ofs_keep_find(struct ofs *fs, const char *key, const char *etag, uint64_t *version)

@@ -19,8 +19,9 @@
 
 /* Keeps LEN bytes at DATA, all of version ETAG of KEY (META: the tool,
  * write time and original size the remote recorded; may be NULL), as a
- * cached copy, when fs->keep. Counts a cache miss either way. */
-void ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
+ * cached copy, when fs->keep. Counts a cache miss either way. 1 when the
+ * store now holds that version's copy (kept now, or before), else 0. */
+int ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
                    const void *data, uint64_t len);
 
 /* Drops cached copy VERSION of KEY (the remote holds a tombstone or

@@ -132,18 +132,19 @@ static int remote_lookup(struct ofs *fs, const char *name, struct fuse_entry_par
     return 0;
 }
 
-/* NAME's cached copy E, when the remote answered NAME with inode INO of
- * another version: the copy goes (the new version is kept when read). A
- * listed inode not pinned yet tells no version: nothing is asked for it. */
-static void drop_if_replaced(struct ofs *fs, const char *name, const store_entry *e, fuse_ino_t ino)
+/* NAME's cached copy E of version HAVE, when the remote answered NAME with
+ * inode INO of another version: the copy goes (the new version is kept
+ * when read). A listed inode not pinned yet tells no version: nothing is
+ * asked for it. */
+static void drop_if_replaced(struct ofs *fs, const char *name, const store_entry *e, const char *have,
+                             fuse_ino_t ino)
 {
-    char now[TIER_ETAG_MAX + 1], have[STORE_ETAG_MAX + 1];
-    if (ofs_lookup_version(fs, ino, now, sizeof now) == 0 &&
-        store_cached(fs->st, e->version, have, sizeof have) == 1 && strcmp(now, have) != 0)
+    char now[TIER_ETAG_MAX + 1];
+    if (ofs_lookup_version(fs, ino, now, sizeof now) == 0 && strcmp(now, have) != 0)
         ofs_keep_drop(fs, name, e->version);
 }
 
-/* NAME, held here as a cached copy E (kept by a read here, the mount's or
+/* NAME, held here as a cached copy E of version HAVE (kept by a read here, the mount's or
  * a library's: store_put_cached()), which is the remote's answer as of that
  * read: the remote is asked as for a name not here, so a version replaced
  * or removed on another host is not served from the copy; the copy is the
@@ -151,7 +152,7 @@ static void drop_if_replaced(struct ofs *fs, const char *name, const store_entry
  * After such a failure the copies are answered without asking for
  * OFS_COPY_DOWN_MS: a grep over a thousand copies with the remote down
  * pays the failure bound once, not a thousand times. As remote_lookup(). */
-static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
+static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e, const char *have,
                          struct fuse_entry_param *ep, uint64_t *miss_left)
 {
     uint64_t now = common_clock_ms(), failed = atomic_load(&fs->copy_fail_ms);
@@ -159,7 +160,7 @@ static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
     if (rc == ENODATA || rc == ENOENT) /* removed there, or never there: the copy goes */
         ofs_keep_drop(fs, name, e->version);
     if (rc == 0)
-        drop_if_replaced(fs, name, e, ep->ino);
+        drop_if_replaced(fs, name, e, have, ep->ino);
     if (rc == EIO) {
         if (!failed || now - failed >= OFS_COPY_DOWN_MS)
             atomic_store(&fs->copy_fail_ms, now);
@@ -174,14 +175,15 @@ static int cached_lookup(struct ofs *fs, const char *name, const store_entry *e,
 static int do_lookup(struct ofs *fs, fuse_ino_t parent, const char *name,
                      struct fuse_entry_param *ep)
 {
+    char have[STORE_ETAG_MAX + 1];
     store_entry e;
     uint64_t miss_left = 0;
     int rc;
     if (parent != ROOT_INO)
         return ENOTDIR;
     rc = store_lookup(fs->st, fs->ns, name, &e, NULL);
-    if (rc == 0 && fs->tier && store_cached(fs->st, e.version, NULL, 0) > 0) {
-        rc = cached_lookup(fs, name, &e, ep, &miss_left);
+    if (rc == 0 && fs->tier && store_cached(fs->st, e.version, have, sizeof have) > 0) {
+        rc = cached_lookup(fs, name, &e, have, ep, &miss_left);
     } else if (rc == 0) {
         entry_param(fs, &e, ep);
         return 0;
@@ -318,14 +320,14 @@ static int read_version(struct ofs *fs, fuse_req_t req, uint64_t version, size_t
     return rc ? ofs_errno(rc) : EIO;
 }
 
-/* After a read of O, a result small enough to come whole with its lookup
- * (fill.h): kept as a cached copy from the lookup's window, with no fetch,
- * unless the store holds it already or the window is gone. */
+/* After a read of O that no copy answered, a result small enough to come
+ * whole with its lookup (fill.h): kept as a cached copy from the lookup's
+ * window, with no fetch, unless the window is gone or the store would not
+ * take it (so a store that refuses is not written to at every read). */
 static void keep_small(struct ofs *fs, const struct ofs_object *o, const store_entry *meta)
 {
-    uint64_t have;
     char *buf;
-    if (o->length == 0 || ofs_keep_find(fs, o->key, o->etag, &have) || !(buf = malloc((size_t)o->length)))
+    if (o->length == 0 || o->length > ofs_keep_max(fs) || !(buf = malloc((size_t)o->length)))
         return;
     if (ofs_window_copy(fs, o->ino, o->length, buf) == 0)
         ofs_keep_copy(fs, o->key, o->etag, meta, buf, o->length);
