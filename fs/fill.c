@@ -8,7 +8,8 @@
  * with it, each on a connection of its own) take the other chunks in
  * order from where the last read ended, so a sequential reader finds its
  * next chunks fetched or on their way. Whoever finishes the last chunk
- * keeps the copy (keep.c) once it no longer holds a reader up.
+ * keeps the copy (keep.c) once it no longer holds a reader up, and the
+ * last use of a fill whose copy is kept unmaps it: reads go to the copy.
  *
  * Lifetime: a fill's mapping is unmapped only with the lock held, no user
  * (a reader copying out, a thread fetching or keeping: f->users) and no
@@ -133,6 +134,15 @@ static struct fill *fill_place(struct ofs *fs, struct ofs_fills *fl, uint64_t le
     return best;
 }
 
+/* With the lock held: ends a use of F; the last one unmaps F once the
+ * store holds its copy (reads go there: fill_find() then finds no fill
+ * and ofs_fill_read() the copy). */
+static void fill_unuse(struct ofs *fs, struct ofs_fills *fl, struct fill *f)
+{
+    if (--f->users == 0 && f->kept)
+        fill_drop(fs, fl, f);
+}
+
 /* With the lock held: takes chunk I of F for fetching by this thread,
  * fetches it with the lock released, and records how it went. */
 static void fill_fetch(struct ofs *fs, struct ofs_fills *fl, struct fill *f, tier_conn *c, unsigned i)
@@ -191,7 +201,7 @@ static void *helper_main(void *arg)
     }
     if (!fl->stopping)
         fill_keep(fs, fl, f);
-    f->users--;
+    fill_unuse(fs, fl, f);
     pthread_mutex_unlock(&fl->lock);
     tier_conn_free(c);
     pthread_mutex_lock(&fl->lock);
@@ -280,20 +290,27 @@ int ofs_fill_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs
                   const store_entry *meta, size_t size, off_t off)
 {
     struct ofs_fills *fl = fs->fills;
-    uint64_t at = (uint64_t)off;
+    uint64_t at = (uint64_t)off, copy;
     if (!fl || !c || o->length <= OFS_RWIN_FIRST || o->length > OFS_FILL_MAX || !o->etag[0])
-        return 0;
+        return OFS_FILL_NONE;
     if (at >= o->length || size == 0) {
         ofs_reply_read(fs, req, NULL, 0);
-        return 1;
+        return OFS_FILL_REPLIED;
     }
     if ((uint64_t)size > o->length - at)
         size = (size_t)(o->length - at);
     pthread_mutex_lock(&fl->lock);
     struct fill *f = fill_find(fl, o);
+    /* No fill: none yet, or one whose copy was kept (and unmapped) since
+     * the caller looked for a copy: the store is asked again, under the
+     * lock that ordered the keeping before the unmapping. */
+    if (!f && ofs_keep_find(fs, o->key, o->etag, &copy)) {
+        pthread_mutex_unlock(&fl->lock);
+        return OFS_FILL_KEPT;
+    }
     if (!f && (o->length > ofs_keep_max(fs) || !(f = fill_start(fs, fl, o, meta)))) {
         pthread_mutex_unlock(&fl->lock);
-        return 0;
+        return OFS_FILL_NONE;
     }
     unsigned first = (unsigned)(at / OFS_FILL_CHUNK), last = (unsigned)((at + size - 1) / OFS_FILL_CHUNK);
     f->users++;
@@ -308,9 +325,9 @@ int ofs_fill_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs
     f->used_ms = common_clock_ms();
     if (!err)
         fill_keep(fs, fl, f);
-    f->users--;
+    fill_unuse(fs, fl, f);
     pthread_mutex_unlock(&fl->lock);
-    return 1;
+    return OFS_FILL_REPLIED;
 }
 
 void ofs_fill_sweep(struct ofs *fs, uint64_t now_ms)

@@ -43,12 +43,18 @@
 int ofs_fill_init(struct ofs *fs);
 void ofs_fill_free(struct ofs *fs);
 
+/* What ofs_fill_read() did. */
+enum {
+    OFS_FILL_NONE,    /* replied nothing: O is not filled (too large, no room): use the windows */
+    OFS_FILL_REPLIED, /* replied: the bytes, ENODATA (the version is gone) or EIO (the remote failed) */
+    OFS_FILL_KEPT     /* replied nothing: the store holds O's copy (kept since the caller
+                         looked for one): read it there */
+};
+
 /* Answers read request REQ of SIZE bytes at OFF of object O (META: its
  * tool and times, for the copy kept; may be NULL) from a fill of O,
- * started by this read when none is there: 1 when it replied (the bytes,
- * or ENODATA when the version is gone, EIO when the remote failed), 0
- * when O is not filled (too large, or no room: use the windows), having
- * replied nothing. C is this thread's connection. */
+ * started by this read when none is there and the store holds no copy.
+ * Returns an OFS_FILL_* value. C is this thread's connection. */
 int ofs_fill_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs_object *o,
                   const store_entry *meta, size_t size, off_t off);
 

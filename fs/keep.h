@@ -9,13 +9,19 @@
  * the store for writing (fs->keep; main.c): a copy is a cache, so it is
  * written without an fsync (STORE_NOSYNC: a crash may lose the last copies,
  * never damage the store) and without waking the watchers (STORE_NOWAKE:
- * no writer waits on a copy). Keeping is best effort, as for agentlink: a
+ * no writer waits on a copy). A large copy is written by a short-lived
+ * child process, so that the write's memory leaves with it. Keeping is
+ * best effort, as for agentlink: a
  * copy the store refuses (too big for the bound, a result written here
  * meanwhile, the store full) is simply not kept. */
 #ifndef OFFLOADFS_FS_KEEP_H
 #define OFFLOADFS_FS_KEEP_H
 
 #include "fs/fs.h"
+
+/* Copies of at least this many bytes are written by a child process (keep.c
+ * says why); smaller ones by the calling thread. */
+#define OFS_KEEP_CHILD_MIN (1024u * 1024u)
 
 /* Keeps LEN bytes at DATA, all of version ETAG of KEY (META: the tool,
  * write time and original size the remote recorded; may be NULL), as a

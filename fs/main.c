@@ -421,8 +421,9 @@ static void store_close_unless_damaged(struct ofs *fs)
 /* Once the store is open through the pinned files (fs/pin.c) and lock.mdb
  * marked from them: the handle takes the store's real name (metrics, log
  * lines), the mark's later checks look at STORE/lock.mdb in the directory
- * we hold (a file put in its place is a change), and the private links go.
- * Returns 0 or ENOMEM. */
+ * we hold (a file put in its place is a change), and the private links go,
+ * unless the daemon keeps copies: the child that writes a large one opens
+ * the store through them (keep.c). Returns 0 or ENOMEM. */
 static int store_named(struct ofs *fs, const char *store_abs)
 {
     char path[sizeof fs->pin.dir + sizeof "/lock.mdb"], *p;
@@ -434,7 +435,8 @@ static int store_named(struct ofs *fs, const char *store_abs)
         free(fs->lock.path);
         fs->lock.path = p;
     }
-    ofs_pin_release(&fs->pin);
+    if (!fs->keep)
+        ofs_pin_release(&fs->pin);
     return rc;
 }
 
@@ -451,11 +453,11 @@ static int store_open_daemon(struct ofs *fs)
     if (rc || store_remote_get(fs->st, url, sizeof url) != 0 || !url[0])
         return rc;
     store_close(fs->st); /* the last handle: the next open decides the flags */
-    if (store_open(&fs->st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE) == 0) {
+    if (store_open(&fs->st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE | STORE_UNMAP) == 0) {
         fs->keep = 1;
         return 0;
     }
-    return store_open(&fs->st, fs->pin.files, STORE_RDONLY);
+    return store_open(&fs->st, fs->pin.files, STORE_RDONLY | STORE_UNMAP);
 }
 
 /* Everything after the session exists: mount, daemonize, open the store,

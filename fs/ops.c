@@ -334,6 +334,19 @@ static void keep_small(struct ofs *fs, const struct ofs_object *o, const store_e
     free(buf);
 }
 
+/* Answers a read of O from the store's cached copy of its version: 1 when
+ * it did. 0 (replied nothing) when there is none, or when it went since it
+ * was found (evicted: the remote still has the bytes). */
+static int read_copy(struct ofs *fs, fuse_req_t req, const struct ofs_object *o, size_t size,
+                     off_t off)
+{
+    uint64_t copy;
+    if (!ofs_keep_find(fs, o->key, o->etag, &copy) || read_version(fs, req, copy, size, off) != 0)
+        return 0;
+    ofs_count(&fs->count.cache_hits, 1);
+    return 1;
+}
+
 /* A read of remote inode INO: what it is (lookup.c), then its bytes: from
  * the store when it holds a cached copy of that version (keep.c), else
  * from a fill of the whole result (fill.c), else from the read windows
@@ -342,21 +355,18 @@ static void op_read_remote(struct ofs *fs, fuse_req_t req, fuse_ino_t ino, size_
 {
     struct ofs_object o;
     store_entry meta;
-    uint64_t copy;
     int err = ofs_lookup_object(fs, ino, &o);
     if (err) {
         ofs_count(&fs->count.evicted_reads, err == ENODATA);
         fuse_reply_err(req, err);
         return;
     }
-    /* A copy evicted since it was found: the remote still has the bytes. */
-    if (ofs_keep_find(fs, o.key, o.etag, &copy) && read_version(fs, req, copy, size, off) == 0) {
-        ofs_count(&fs->count.cache_hits, 1);
+    if (read_copy(fs, req, &o, size, off))
         return;
-    }
     tier_conn *c = ofs_conn_get(fs);
     int have_meta = ofs_lookup_meta(fs, ino, &meta) == 0;
-    if (ofs_fill_read(fs, c, req, &o, have_meta ? &meta : NULL, size, off))
+    int filled = ofs_fill_read(fs, c, req, &o, have_meta ? &meta : NULL, size, off);
+    if (filled == OFS_FILL_REPLIED || (filled == OFS_FILL_KEPT && read_copy(fs, req, &o, size, off)))
         return;
     ofs_window_read(fs, c, req, &o, size, off);
     if (o.length <= OFS_RWIN_FIRST && fs->keep)

@@ -209,6 +209,7 @@ round() { # round ofs|s3fs R
     add "$side" random "$x"
     if [ "$g0" != - ]; then add "$side" gets $((g1 - g0)); add "$side" getb $((b1 - b0)); fi
     add "$side" rss "$(rss "$pid")"
+    log "$side rss: $(grep -E '^Rss' "/proc/$pid/status" | tr -s ' \t\n' ' ')"
     sleep 3; add "$side" rss3 "$(rss "$pid")"
     add "$side" visible "$(H visible "$W/A" default "v$r-$side" "$m/v$r-$side")"
     umount_side "$side"

@@ -120,6 +120,10 @@ typedef struct store store;
 #define STORE_VERIFY 0x8u /* check every page of data.mdb at open (the daemon) */
 #define STORE_NOWAKE 0x10u /* commits wake no daemon (the daemon's own cached
                               copies: no writer waits on them) */
+#define STORE_UNMAP 0x20u  /* each read gives back the pages of data.mdb it
+                              mapped in (madvise MADV_DONTNEED): the process's
+                              resident memory stays what it uses, the kernel's
+                              page cache keeps the bytes (the daemon) */
 
 /* Opens the store in directory DIR.
  * With STORE_CREATE a missing directory is made (mode 0700, missing parents

@@ -180,6 +180,18 @@ enum by { BY_COPY = 1, BY_FILL, BY_WINDOW };
  * does: the store's cached copy of the version, else a fill, else the
  * windows, with exactly one reply. Returns which answered; *ERR gets the
  * reply's error (0: rep.buf holds the bytes). */
+/* Replies to the request with SIZE bytes at OFF of cached copy COPY, as
+ * ops.c does (read_version()). */
+static void read_copy(struct fx *f, uint64_t copy, size_t size, off_t off)
+{
+    char *buf = malloc(size ? size : 1);
+    size_t n = 0;
+    assert_non_null(buf);
+    assert_int_equal(store_read(f->fs.st, copy, (uint64_t)off, buf, size, &n), 0);
+    fuse_reply_buf(f->req, buf, n);
+    free(buf);
+}
+
 static enum by read_remote(struct fx *f, fuse_ino_t ino, size_t size, off_t off, int *err)
 {
     struct ofs_object o;
@@ -189,22 +201,24 @@ static enum by read_remote(struct fx *f, fuse_ino_t ino, size_t size, off_t off,
     enum by by;
     assert_int_equal(ofs_lookup_object(&f->fs, ino, &o), 0);
     if (ofs_keep_find(&f->fs, o.key, o.etag, &copy)) {
-        char *buf = malloc(size ? size : 1);
-        size_t n = 0;
-        assert_non_null(buf);
-        assert_int_equal(store_read(f->fs.st, copy, (uint64_t)off, buf, size, &n), 0);
-        fuse_reply_buf(f->req, buf, n);
-        free(buf);
+        read_copy(f, copy, size, off);
         by = BY_COPY;
     } else {
         tier_conn *c = ofs_conn_get(&f->fs);
         int got_meta = ofs_lookup_meta(&f->fs, ino, &meta) == 0;
-        if (ofs_fill_read(&f->fs, c, f->req, &o, got_meta ? &meta : NULL, size, off)) {
+        int filled = ofs_fill_read(&f->fs, c, f->req, &o, got_meta ? &meta : NULL, size, off);
+        if (filled == OFS_FILL_REPLIED) {
             by = BY_FILL;
         } else {
             assert_int_equal(rep.replies, replies); /* 0: replied nothing */
-            ofs_window_read(&f->fs, c, f->req, &o, size, off);
-            by = BY_WINDOW;
+            if (filled == OFS_FILL_KEPT) { /* kept since ofs_keep_find() above */
+                assert_true(ofs_keep_find(&f->fs, o.key, o.etag, &copy));
+                read_copy(f, copy, size, off);
+                by = BY_COPY;
+            } else {
+                ofs_window_read(&f->fs, c, f->req, &o, size, off);
+                by = BY_WINDOW;
+            }
         }
     }
     assert_int_equal(rep.replies, replies + 1); /* exactly one reply */
@@ -493,11 +507,15 @@ static void a_failure_during_a_fill_should_not_be_reused(void **state)
     free(data);
 }
 
-static void sweep_should_free_a_kept_fill(void **state)
+/* Once its copy is kept, a fill is unmapped at its last use, with no
+ * sweep; a read that looked for the copy just before it was kept is sent
+ * to it (OFS_FILL_KEPT), never to a new fill. */
+static void a_kept_fill_should_be_unmapped_at_its_last_use(void **state)
 {
     struct fx *f = *state;
     const size_t len = 5u * MIB;
     char *data = pattern(len, 10);
+    struct ofs_object o;
     int err;
     mem_put(f, "k", data, len);
     fuse_ino_t ino = lookup(f, "k");
@@ -506,11 +524,15 @@ static void sweep_should_free_a_kept_fill(void **state)
     assert_int_equal(read_remote(f, ino, 4096, 0, &err), BY_FILL);
     assert_int_equal(err, 0);
     assert_true(wait_copy(f, ino));
-    /* The fill holds the whole result until a sweep sees its copy kept. */
-    uint64_t t0 = common_clock_ms();
-    assert_true(count(&f->fs.count.window_bytes) > lookup_window);
-    assert_true(wait_fills_gone(f, lookup_window));
-    ofs_fill_sweep(&f->fs, t0 + OFS_RWIN_IDLE_MS + 1); /* nothing left: no-op */
+    uint64_t end = common_clock_ms() + WAIT_MS;
+    while (count(&f->fs.count.window_bytes) != lookup_window && common_clock_ms() < end)
+        sleep_ms(5);
+    assert_int_equal(count(&f->fs.count.window_bytes), lookup_window);
+    /* The read that found no copy a moment ago: no fill, no reply. */
+    int replies = rep.replies;
+    assert_int_equal(ofs_lookup_object(&f->fs, ino, &o), 0);
+    assert_int_equal(ofs_fill_read(&f->fs, ofs_conn_get(&f->fs), f->req, &o, NULL, 4096, 0), OFS_FILL_KEPT);
+    assert_int_equal(rep.replies, replies);
     assert_int_equal(count(&f->fs.count.window_bytes), lookup_window);
     ofs_window_sweep(&f->fs, common_clock_ms() + OFS_RWIN_IDLE_MS + 1);
     assert_int_equal(count(&f->fs.count.window_bytes), 0);
@@ -537,7 +559,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_failing_remote_should_answer_eio_and_a_later_read_fill_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_failure_during_a_fill_should_not_be_reused, setup, teardown),
-        cmocka_unit_test_setup_teardown(sweep_should_free_a_kept_fill, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_kept_fill_should_be_unmapped_at_its_last_use, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
 #   result; B then holds it as a cached copy (stats, stat "where: cached
 #   here", the metrics' gauges and one miss); read again (O_DIRECT: every
 #   piece reaches the daemon) it is served by the copy: exact, no byte
-#   fetched, hits counted. A sequential cat of another 24 MiB result: exact,
+#   fetched, hits counted; the daemon then maps under 4 MiB of data.mdb, and
+#   its own memory falls under 16 MiB (the copy written by a child). A sequential cat of another 24 MiB result: exact,
 #   at most 1.2x fetched, kept too. A result of 100 KB comes whole with its
 #   lookup and is kept at its read. With B's remote at a closed port, a new mount of B
 #   serves all three from its copies, and so do agentlink get and Python.
@@ -87,6 +88,25 @@ t_check "read again (O_DIRECT): exact bytes" \
     sh -c "dd if='$M/rand' bs=1M iflag=direct 2>/dev/null | cmp -s - '$T_TMP/rand'"
 t_eq "  served by the copy: no byte fetched" "$(fetched)" "$f0"
 t_check "  hits counted" test "$(metric offloadfs_cache_hits_total)" -gt "$h0"
+
+# ---- memory that follows use ------------------------------------------------
+PID=$(m_pid "$M")
+db_kib() { # resident KiB of the daemon's mapping of data.mdb
+    awk '/^[0-9a-f]+-[0-9a-f]+ /{f = ($6 ~ /data\.mdb$/)} f && /^Rss:/{s += $2} END{print s + 0}' \
+        /proc/"$PID"/smaps
+}
+db=$(db_kib)
+echo "# B's daemon after reading the 24 MiB copy: data.mdb mapped $db KiB"
+t_check "  the copy's pages are given back after the reads: under 4 MiB of data.mdb mapped" \
+    test "$db" -lt 4096
+# Its own memory (not under memcheck or ASan, which keep their own): the
+# fill's mapping unmapped once kept, and nothing of the copy's write, made
+# by a child process, left behind.
+if [ -z "${OFFLOADFS_VALGRIND:-}" ] && ! ldd "$T_BUILD/offloadfs" | grep -q libasan; then
+    anon_small() { [ "$(awk '/^RssAnon:/ {print $2}' /proc/"$PID"/status)" -lt $((16 * 1024)) ]; }
+    t_check "  and its own memory (RssAnon) falls under 16 MiB" t_wait_until 60 anon_small
+    echo "# B's daemon: $(grep RssAnon /proc/"$PID"/status)"
+fi
 
 # ---- a sequential read, a small result --------------------------------------
 f0=$(fetched)
