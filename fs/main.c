@@ -453,11 +453,11 @@ static int store_open_daemon(struct ofs *fs)
     if (rc || store_remote_get(fs->st, url, sizeof url) != 0 || !url[0])
         return rc;
     store_close(fs->st); /* the last handle: the next open decides the flags */
-    if (store_open(&fs->st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE | STORE_UNMAP) == 0) {
+    if (store_open(&fs->st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE) == 0) {
         fs->keep = 1;
         return 0;
     }
-    return store_open(&fs->st, fs->pin.files, STORE_RDONLY | STORE_UNMAP);
+    return store_open(&fs->st, fs->pin.files, STORE_RDONLY);
 }
 
 /* Everything after the session exists: mount, daemonize, open the store,

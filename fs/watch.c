@@ -261,6 +261,11 @@ static void *watch_main(void *arg)
             ofs_wake_answer(fs, w->generation);
         ofs_window_sweep(fs, common_clock_ms());
         ofs_fill_sweep(fs, common_clock_ms());
+        /* The pages of data.mdb that reads of copies, and copies written or
+         * evicted, mapped since the last round: the daemon's memory
+         * follows use (store.h; a few microseconds when none are). */
+        if (fs->tier && !rc)
+            store_map_trim(fs->st);
         next = common_clock_ms() + w->interval_ms;
         npfd = 2;
     }

@@ -80,7 +80,6 @@ int store_version_stat(store *st, const char *ns, uint64_t version,
 
 /* Gets each piece of a value from its chunk (never a copy), in order. */
 typedef void (*piece_fn)(const unsigned char *p, size_t n, void *ctx);
-static void piece_add(const unsigned char *p, size_t n, void *ctx);
 
 /* Hands FN the bytes of VERSION from byte OFF, up to LEN of them, chunk by
  * chunk; every chunk's CRC-32C is checked before any of it is handed over.
@@ -93,7 +92,6 @@ static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
     MDB_val key = {12, k}, val;
     uint64_t idx = off / chunk, skip = off % chunk;
     size_t got = 0;
-    const unsigned char *lo = NULL, *hi = NULL;
     int rc;
     *nread = 0;
     if (idx > UINT32_MAX)
@@ -107,10 +105,6 @@ static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
             break;
         const unsigned char *p = val.mv_data;
         size_t plen = val.mv_size - REC_CHUNK_HDR;
-        if (!lo || p < lo)
-            lo = p;
-        if (!hi || p + val.mv_size > hi)
-            hi = p + val.mv_size;
         if (store_rec_get_be32((unsigned char *)key.mv_data + 8) != idx
             || val.mv_size <= REC_CHUNK_HDR || plen > chunk
             || store_rec_crc32c(p + REC_CHUNK_HDR, plen) != store_rec_get_le32(p)) {
@@ -129,10 +123,6 @@ static int chunks_walk(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
         rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
     }
     mdb_cursor_close(c);
-    /* Pieces handed out as pointers (piece_add) are yet to be sent:
-     * read_iov_in() gives their pages back once they are. */
-    if (fn != piece_add)
-        store_map_release(t->se, lo, hi);
     *nread = got;
     return rc && rc != MDB_NOTFOUND ? store_map_err(rc) : 0;
 }
@@ -377,24 +367,6 @@ static void piece_add(const unsigned char *p, size_t n, void *ctx)
         l->overflow = 1;
 }
 
-/* store_map_release() of the pieces of V that lie in the map. */
-static void iov_release(const tx *t, const struct iovec *v, size_t n)
-{
-    const unsigned char *map = t->se->base, *lo = NULL, *hi = NULL;
-    if (!(t->se->flags & STORE_UNMAP) || !map)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const unsigned char *p = v[i].iov_base;
-        if (p < map || p >= map + t->se->mapsize)
-            continue; /* decoded, in the set's buffer */
-        if (!lo || p < lo)
-            lo = p;
-        if (!hi || p + v[i].iov_len > hi)
-            hi = p + v[i].iov_len;
-    }
-    store_map_release(t->se, lo, hi);
-}
-
 /* store_read_iov() inside its transaction: hands FN the pieces. */
 static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t off,
                        size_t len, store_iov_fn fn, void *ctx)
@@ -431,7 +403,6 @@ static int read_iov_in(const tx *t, uint64_t version, uint64_t chunk, uint64_t o
              : frames_walk(t, version, chunk, &r0, zs, off, len, zs->out, piece_add, &l, &got);
     if (!rc)
         rc = l.overflow ? EFAULT : fn(l.iov, l.n, got, ctx);
-    iov_release(t, l.iov, l.n);
 out:
     if (l.iov != local)
         free(l.iov);

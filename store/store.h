@@ -120,10 +120,6 @@ typedef struct store store;
 #define STORE_VERIFY 0x8u /* check every page of data.mdb at open (the daemon) */
 #define STORE_NOWAKE 0x10u /* commits wake no daemon (the daemon's own cached
                               copies: no writer waits on them) */
-#define STORE_UNMAP 0x20u  /* each read gives back the pages of data.mdb it
-                              mapped in (madvise MADV_DONTNEED): the process's
-                              resident memory stays what it uses, the kernel's
-                              page cache keeps the bytes (the daemon) */
 
 /* Opens the store in directory DIR.
  * With STORE_CREATE a missing directory is made (mode 0700, missing parents
@@ -148,6 +144,16 @@ void store_close(store *st);
 /* The directory the handle was opened on, made absolute (realpath) at the
  * open; valid until store_close(). */
 const char *store_path(const store *st);
+
+/* Gives back to the kernel every page of data.mdb's map this process
+ * holds (madvise MADV_DONTNEED): its resident memory then counts none of
+ * the store's bytes, which stay in the page cache, and a later read maps
+ * them again (minor faults). LMDB maps the file shared and read-only, so
+ * this is safe at any time, from any thread, beside reads and writes.
+ * The daemon calls it every 20 ms on a store that names a remote, so that
+ * copies it read or evicted do not stay counted in its RSS. Nothing in a
+ * forked child of the opener. */
+void store_map_trim(store *st);
 
 /* Names the handle ST by PATH from now on (store_path(); the wake-up after
  * each write looks for PATH/wake): for a process that opened the store

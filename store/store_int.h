@@ -114,13 +114,6 @@ typedef struct tx {
 
 /* Learns where LMDB maps the file (no transaction of ours open). */
 void store_map_base_find(struct shared_env *se);
-/* With STORE_UNMAP, inside a transaction (the map stays where it is):
- * gives back the pages of the map from LO to HI, which stay in the page
- * cache. LMDB maps data.mdb shared and read-only (writes go through the
- * file), so a thread reading those pages only maps them again; anything
- * outside the map (a write transaction's own pages, in the heap) is left
- * alone. */
-void store_map_release(const struct shared_env *se, const void *lo, const void *hi);
 /* Begins a transaction (WRITE: a write one) holding the resize lock shared;
  * adopts a map grown by another process. STORE_ERDONLY on a read-only store. */
 int store_tx_begin(store *st, int write, tx *t);

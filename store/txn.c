@@ -102,33 +102,20 @@ static int full_disk_errno(MDB_env *env, int rc)
     return rc;
 }
 
-/* A page fault on the map brings in more than its page: the pages around
- * it that the page cache holds (fault-around, 64 KiB by default), or the
- * whole large folio holding it (up to 2 MiB, mapped at once where the
- * file system keeps its pages so). The release so covers the 2 MiB blocks
- * of the map that a range touches, or a read would leave mapped the
- * neighbours its first and last faults brought in. */
-#define MAP_GRAIN ((uintptr_t)2 << 20)
-
-void store_map_release(const struct shared_env *se, const void *lo, const void *hi)
+void store_map_trim(store *st)
 {
-    uintptr_t map = (uintptr_t)se->base, end = map + se->mapsize, a = (uintptr_t)lo,
-              b = (uintptr_t)hi;
-    if (!(se->flags & STORE_UNMAP) || !map || !a || a < map || b > end)
+    struct shared_env *se = st->se;
+    if (se->pid != getpid())
         return;
-    uintptr_t from = a & ~(MAP_GRAIN - 1), to = (b + MAP_GRAIN - 1) & ~(MAP_GRAIN - 1);
-    if (from < map)
-        from = map;
-    if (to > end)
-        to = end;
-    (void)madvise((void *)from, to - from, MADV_DONTNEED);
+    pthread_rwlock_rdlock(&se->resize); /* the map stays where it is */
+    if (se->base)
+        (void)madvise((void *)se->base, se->mapsize, MADV_DONTNEED);
+    pthread_rwlock_unlock(&se->resize);
 }
 
 static int tx_commit(tx *t)
 {
     int rc = mdb_txn_commit(t->txn);
-    /* What the write went through (branch pages, the chunks it evicted). */
-    store_map_release(t->se, t->se->base, (const unsigned char *)t->se->base + t->se->mapsize);
     pthread_rwlock_unlock(&t->se->resize);
     return store_map_err(full_disk_errno(t->se->env, rc));
 }
