@@ -15,6 +15,7 @@
 #include "remote/mem/mem.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -574,6 +575,7 @@ static void missing_name_should_be_asked_again_after_the_miss_time_only(void **s
 
 struct racer {
     struct fx *f;
+    atomic_int *started;
     int rc;
 };
 
@@ -582,8 +584,24 @@ static void *race_lookup(void *arg)
     struct racer *r = arg;
     store_entry e;
     uint64_t left;
+    atomic_fetch_add(r->started, 1);
     r->rc = ofs_lookup_name(&r->f->fs, "missing", &e, &left);
     return NULL;
+}
+
+/* The first request's hook: holds it until every racer has started (10 s
+ * at most), then 100 ms more for the last to reach the lookup. However
+ * slowly the threads start (valgrind on a busy machine took over 0.5 s),
+ * they all find the request under way, or its answer cached. */
+static int hold_until_all_started(void *arg, remote_mem_op op, const char *name)
+{
+    atomic_int *started = arg;
+    (void)op;
+    (void)name;
+    for (int i = 0; i < 10000 && atomic_load(started) < 8; i++)
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    return 0;
 }
 
 static void concurrent_lookups_of_one_name_should_share_one_request(void **state)
@@ -591,12 +609,12 @@ static void concurrent_lookups_of_one_name_should_share_one_request(void **state
     struct fx *f = *state;
     pthread_t t[8];
     struct racer r[8];
-    /* A slow first byte keeps the first request under way while the
-     * others arrive. */
-    remote_mem_fault slow = {.op = REMOTE_MEM_GET, .delay_ms = 300, .times = 1};
-    assert_int_equal(remote_mem_fault_add(f->m, &slow), 0);
+    atomic_int started = 0;
+    remote_mem_fault hold = {.op = REMOTE_MEM_GET, .times = 1, .hook = hold_until_all_started,
+                             .hook_arg = &started};
+    assert_int_equal(remote_mem_fault_add(f->m, &hold), 0);
     for (int i = 0; i < 8; i++) {
-        r[i] = (struct racer){f, -1};
+        r[i] = (struct racer){f, &started, -1};
         assert_int_equal(pthread_create(&t[i], NULL, race_lookup, &r[i]), 0);
     }
     for (int i = 0; i < 8; i++) {
