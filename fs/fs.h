@@ -17,8 +17,8 @@
  *               errmap.c, counters.c
  *   metrics.c   GET /metrics, the HTTP server (-o metrics=)      -> counters.c
  *   watch.c     the change watcher: invalidations, lock.mdb, the -> prefetch.c,
- *               sweep of idle read windows; wake.c, fill.c, window.c,
- *               errmap.c
+ *               sweep of idle read windows and fills, the trim  wake.c, fill.c,
+ *               of the store's mapped pages                     window.c, errmap.c
  *   prefetch.c  pushes new results into the page cache          -> errmap.c
  *   wake.c      the socket writers wake the watcher through      -> asuser.c
  *   pin.c       opens and pins the store directory and files     -> asuser.c
@@ -31,7 +31,8 @@
  *   window.c    read-ahead windows: reads of remote results      -> conn.c,
  *               errmap.c, counters.c
  *   keep.c      the daemon's cached copies of remote results (the
- *               store's cache): kept, and found for a read
+ *               store's cache): kept (large ones by a child
+ *               process), and found for a read
  *   decode.c    reads of compressed results from decoded frames
  *   conn.c      the mount's tier handle, each thread's connection, the
  *               mount-time check of the remote (tier/reader.h)
