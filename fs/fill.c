@@ -303,14 +303,16 @@ int ofs_fill_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct ofs
     struct fill *f = fill_find(fl, o);
     /* No fill: none yet, or one whose copy was kept (and unmapped) since
      * the caller looked for a copy: the store is asked again, under the
-     * lock that ordered the keeping before the unmapping. */
-    if (!f && ofs_keep_find(fs, o->key, o->etag, &copy)) {
-        pthread_mutex_unlock(&fl->lock);
-        return OFS_FILL_KEPT;
-    }
-    if (!f && (o->length > ofs_keep_max(fs) || !(f = fill_start(fs, fl, o, meta)))) {
-        pthread_mutex_unlock(&fl->lock);
-        return OFS_FILL_NONE;
+     * lock that ordered the keeping before the unmapping. A result too
+     * large to keep has no copy to ask for. */
+    if (!f) {
+        int kept = 0;
+        if (o->length <= ofs_keep_max(fs) && !(kept = ofs_keep_find(fs, o->key, o->etag, &copy)))
+            f = fill_start(fs, fl, o, meta);
+        if (!f) {
+            pthread_mutex_unlock(&fl->lock);
+            return kept ? OFS_FILL_KEPT : OFS_FILL_NONE;
+        }
     }
     unsigned first = (unsigned)(at / OFS_FILL_CHUNK), last = (unsigned)((at + size - 1) / OFS_FILL_CHUNK);
     f->users++;

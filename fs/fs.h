@@ -182,6 +182,7 @@ struct ofs_watch {
     uint64_t burst_start_ms;   /* the prefetch window (OFS_PREFETCH_WINDOW_MS) */
     unsigned burst_count;      /* new versions seen in it */
     unsigned interval_ms;
+    uint64_t trim_work;        /* reads + copies kept at the last trim (watch.c) */
 };
 
 /* Writers answered in one round at most; more wait in the backlog for the

@@ -5,48 +5,48 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Stores the copy through ST; 0 or a store code, logged with -d. */
-static int put(struct ofs *fs, store *st, const char *key, const char *etag, const store_meta *m,
-               const void *data, uint64_t len)
-{
-    int rc = store_put_cached(st, fs->ns, key, data, (size_t)len, m, etag, NULL);
-    if (rc && fs->debug)
-        fuse_log(FUSE_LOG_DEBUG, "offloadfs: no cached copy of '%s': %s\n", key, store_strerror(rc));
-    return rc;
-}
-
-/* put() from a child process with a store handle of its own, opened
- * through the pinned files (pin.h), and waits for it: LMDB keeps a write
- * transaction's pages on its own free list for the next one, so a copy of
- * N bytes written here would leave the daemon N bytes bigger for good;
- * the child's go with it. The child only writes the copy (its store
+/* Writes the copy from a child process with a store handle of its own,
+ * opened through the pinned files (pin.h), and waits for it: LMDB keeps a
+ * write transaction's pages on its own free list for the next one, so a
+ * copy of N bytes written here would leave the daemon N bytes bigger for
+ * good; the child's go with it. The child only writes the copy (its store
  * handle is its own: store_open() in a child never shares the parent's
- * environment) and leaves with _exit(). 0 when it kept the copy, 1 when
- * not, -1 when there is no child (no pinned files, fork() failed): the
- * caller writes in-process then. */
+ * environment), hands its code back in a shared page (it must not log:
+ * another thread may have held stdio's lock at the fork) and leaves with
+ * _exit(). Returns the store's code, or -1 when there is no child (no
+ * pinned files, fork() failed): the caller writes in-process then. */
 static int put_in_child(struct ofs *fs, const char *key, const char *etag, const store_meta *m,
                         const void *data, uint64_t len)
 {
-    int status;
-    pid_t pid;
-    if (!fs->pin.held || !fs->pin.files[0] || (pid = fork()) < 0)
+    int status, rc = STORE_ELMDB;
+    pid_t pid = -1;
+    int *out = MAP_FAILED;
+    if (fs->pin.held && fs->pin.files[0])
+        out = mmap(NULL, sizeof *out, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (out == MAP_FAILED || (pid = fork()) < 0) {
+        if (out != MAP_FAILED)
+            munmap(out, sizeof *out);
         return -1;
+    }
     if (pid == 0) {
         store *st;
-        int rc = store_open(&st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE);
-        if (rc == 0) {
-            rc = put(fs, st, key, etag, m, data, len);
+        *out = store_open(&st, fs->pin.files, STORE_NOSYNC | STORE_NOWAKE);
+        if (*out == 0) {
+            *out = store_put_cached(st, fs->ns, key, data, (size_t)len, m, etag, NULL);
             store_close(st);
         }
-        _exit(rc == 0 ? 0 : 1);
+        _exit(0);
     }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return 1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        rc = *out;
+    munmap(out, sizeof *out);
+    return rc;
 }
 
 int ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store_entry *meta,
@@ -66,10 +66,12 @@ int ofs_keep_copy(struct ofs *fs, const char *key, const char *etag, const store
         m.truncated = meta->original_size > len;
     }
     int rc = len >= OFS_KEEP_CHILD_MIN ? put_in_child(fs, key, etag, &m, data, len) : -1;
-    if (rc < 0)
-        rc = put(fs, fs->st, key, etag, &m, data, len);
+    if (rc == -1)
+        rc = store_put_cached(fs->st, fs->ns, key, data, (size_t)len, &m, etag, NULL);
     if (rc == 0)
         ofs_count(&fs->count.cache_copies, 1);
+    else if (fs->debug)
+        fuse_log(FUSE_LOG_DEBUG, "offloadfs: no cached copy of '%s': %s\n", key, store_strerror(rc));
     return rc == 0;
 }
 

@@ -225,6 +225,21 @@ static int watch_poll(struct ofs *fs)
  * the wake-up socket, until told to stop or until lock.mdb changes.
  * Writers accepted before a poll are answered after it: the generation it
  * reached covers their commits (see wake.c). */
+/* Gives back the pages of data.mdb that reads, and copies written or
+ * evicted, mapped since the last round (store_map_trim()): the daemon's
+ * memory follows use. Only after such work: a trim makes the next lookups
+ * fault their pages in again (about 180 us a round), which an idle daemon
+ * should not pay 50 times a second. */
+static void watch_trim(struct ofs *fs)
+{
+    uint64_t work = atomic_load_explicit(&fs->count.reads, memory_order_relaxed) +
+                    atomic_load_explicit(&fs->count.cache_misses, memory_order_relaxed);
+    if (work == fs->watch.trim_work)
+        return;
+    fs->watch.trim_work = work;
+    store_map_trim(fs->st);
+}
+
 static void *watch_main(void *arg)
 {
     struct ofs *fs = arg;
@@ -261,11 +276,8 @@ static void *watch_main(void *arg)
             ofs_wake_answer(fs, w->generation);
         ofs_window_sweep(fs, common_clock_ms());
         ofs_fill_sweep(fs, common_clock_ms());
-        /* The pages of data.mdb that reads of copies, and copies written or
-         * evicted, mapped since the last round: the daemon's memory
-         * follows use (store.h; a few microseconds when none are). */
         if (fs->tier && !rc)
-            store_map_trim(fs->st);
+            watch_trim(fs);
         next = common_clock_ms() + w->interval_ms;
         npfd = 2;
     }

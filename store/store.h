@@ -150,9 +150,10 @@ const char *store_path(const store *st);
  * the store's bytes, which stay in the page cache, and a later read maps
  * them again (minor faults). LMDB maps the file shared and read-only, so
  * this is safe at any time, from any thread, beside reads and writes.
- * The daemon calls it every 20 ms on a store that names a remote, so that
- * copies it read or evicted do not stay counted in its RSS. Nothing in a
- * forked child of the opener. */
+ * Pages in use are faulted in again after it (about 180 us for a lookup's),
+ * so call it after reads, not on a timer alone: the daemon calls it from
+ * its 20 ms round on a store that names a remote, when it read or kept
+ * something since the last one. Nothing in a forked child of the opener. */
 void store_map_trim(store *st);
 
 /* Names the handle ST by PATH from now on (store_path(); the wake-up after
