@@ -343,9 +343,10 @@ typedef struct al_mount_info {
  * when either cannot be stat'ed), the namespace when the bytes are equal.
  * A reader acting for a writer (the deepagents backend, through
  * 'agentlink stats --json') reads through a mount only when this returns 0.
- * The attributes are read in a thread: after TIMEOUT_MS (<= 0: no bound)
- * the call returns ETIMEDOUT and leaves that thread to end when the
- * daemon answers or its mount goes.
+ * The attributes are read in a thread, which has ended when the call
+ * returns in time; after TIMEOUT_MS (<= 0: no bound) the call returns
+ * ETIMEDOUT and leaves that thread to end when the daemon answers or its
+ * mount goes.
  * Returns 0 (it serves them), AL_EMOUNT_OTHER (another store or namespace:
  * INFO says which), AL_EMOUNT_NONE (nothing there carries the attributes:
  * a plain directory, another filesystem, an older offloadfs), ETIMEDOUT,

@@ -4,9 +4,11 @@
  *
  * The attributes are read in a thread of their own: a daemon that is
  * stopped or wedged blocks every request to its mount until it runs again,
- * and no caller may hang on it. Past the deadline the caller goes on and
- * the thread is left to finish (it frees what it holds when the daemon
- * answers or its mount is torn down). */
+ * and no caller may hang on it. A thread that answers in time is joined:
+ * none is left running, so a process that forks next (the proxy starts its
+ * server) has no block held only by a thread its child lacks. Past the
+ * deadline the caller goes on and the thread is detached to finish (it
+ * frees what it holds when the daemon answers or its mount is torn down). */
 #include "agentlink/agentlink.h"
 #include "common/clock.h"
 
@@ -85,7 +87,6 @@ static int probe_mount(const char *mount, int timeout_ms, probe **out)
 {
     probe *p = calloc(1, sizeof *p);
     pthread_condattr_t ca;
-    pthread_attr_t ta;
     pthread_t t;
     struct timespec until;
     uint64_t at;
@@ -101,15 +102,11 @@ static int probe_mount(const char *mount, int timeout_ms, probe **out)
     pthread_cond_init(&p->cv, &ca);
     pthread_condattr_destroy(&ca);
     p->refs = 2;
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    if ((rc = pthread_create(&t, &ta, probe_run, p))) {
-        pthread_attr_destroy(&ta);
+    if ((rc = pthread_create(&t, NULL, probe_run, p))) {
         p->refs = 1;
         probe_unref(p);
         return rc;
     }
-    pthread_attr_destroy(&ta);
     at = common_clock_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
     until.tv_sec = (time_t)(at / 1000000000u);
     until.tv_nsec = (long)(at % 1000000000u);
@@ -121,9 +118,11 @@ static int probe_mount(const char *mount, int timeout_ms, probe **out)
         rc = 0;
     pthread_mutex_unlock(&p->lock);
     if (rc) {
+        pthread_detach(t);
         probe_unref(p);
         return ETIMEDOUT;
     }
+    pthread_join(t, NULL);
     *out = p;
     return 0;
 }

@@ -493,6 +493,42 @@ static void store_puts_should_count_every_write_and_no_store_is_enostore(void **
     assert_int_equal(al_store_puts(f->h, NULL), EINVAL);
 }
 
+/* The threads of this process (/proc/self/task). */
+static int threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* A check that answered in time leaves no thread behind: a process that
+ * forks next (the MCP proxy starts its server) must not hold memory only a
+ * thread its child lacks points to. */
+static void mount_check_should_end_its_thread_when_answered(void **state)
+{
+    struct fx *f = *state;
+    al_mount_info info = {0};
+    al_store *h = NULL;
+    char plain[128];
+    snprintf(plain, sizeof plain, "%s/plain", f->base);
+    assert_int_equal(mkdir(plain, 0755), 0);
+    assert_int_equal(al_store_open(&h, f->dir, "default", plain, NULL), 0);
+    assert_int_equal(threads(), 1);
+    for (int i = 0; i < 20; i++) {
+        assert_int_not_equal(al_store_mount_check(h, 60000, &info), ETIMEDOUT);
+        assert_non_null(info.why);
+        al_mount_info_release(&info);
+        assert_int_equal(threads(), 1);
+    }
+    al_store_close(h);
+}
+
 static void strerror_should_describe_every_code(void **state)
 {
     (void)state;
@@ -536,6 +572,7 @@ int main(void)
         T(drop_referenced_should_remove_mentioned_keys_only),
         T(store_should_survive_its_directory_being_removed),
         T(store_puts_should_count_every_write_and_no_store_is_enostore),
+        T(mount_check_should_end_its_thread_when_answered),
         T(strerror_should_describe_every_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@ py() { python3 -c "import json,sys; m=[json.loads(l) for l in open(sys.argv[1],'
 MW='warning: the pointers name paths under the mount'
 proxy() {
     $AGENTLINK mcp-proxy --store "$ST" "$@" -- $SERVER <"$IN" >"$OUT" 2>"$ERR"; RC=$?
+    [ "$RC" = 99 ] && sed 's/^/  stderr (99: an error under valgrind): /' "$ERR" >&2
     MOUNTWARN=$(grep -c "$MW" "$ERR"); sed -i "/$MW/d" "$ERR"
 }
 call() { # call ID TOOL ARGS-JSON
