@@ -34,9 +34,14 @@ t_rc() {
 }
 
 # t_wait_until SECONDS CMD... : polls CMD every 20 ms until it succeeds or
-# the deadline passes; returns CMD's last status.
+# the deadline passes; returns CMD's last status. The deadline is never less
+# than T_WAIT_MIN seconds: it bounds a wait for what must happen, on a
+# loaded machine or under valgrind (many times slower), and is never a
+# figure a test asserts (m_within reports the time a wait took).
+T_WAIT_MIN=${T_WAIT_MIN:-60}
 t_wait_until() {
     local limit=$1 start; shift
+    [ "$limit" -ge "$T_WAIT_MIN" ] || limit=$T_WAIT_MIN
     start=$(date +%s%N)
     while ! "$@"; do
         [ $(( ($(date +%s%N) - start) / 1000000 )) -ge $((limit * 1000)) ] && return 1

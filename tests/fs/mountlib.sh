@@ -9,13 +9,13 @@
 #   m_rm S KEY [NS]           removes KEY
 #   m_get S KEY [NS]          the stored bytes on stdout
 #   m_mount S MNT [ARGS...]   starts offloadfs -f ARGS S MNT, log in MNT.log,
-#                             waits (10 s deadline, M_MOUNT_WAIT s when
-#                             set: a daemon under valgrind) for the mount
+#                             waits (T_WAIT_MIN s deadline, M_MOUNT_WAIT s
+#                             when set: a daemon under valgrind) for the mount
 #   m_umount MNT              fusermount3 -u, then returns the daemon's status
 #   m_pid MNT                 the daemon's pid
-#   m_wait_gone PID           waits (10 s, or M_MOUNT_WAIT) for PID to exit,
+#   m_wait_gone PID           waits (T_WAIT_MIN s, or M_MOUNT_WAIT) for PID to exit,
 #                             returns its status
-#   m_refused DESC MNT ARGS...  ok when offloadfs -f ARGS exits 2 (10 s
+#   m_refused DESC MNT ARGS...  ok when offloadfs -f ARGS exits 2 (T_WAIT_MIN s
 #                             deadline, or M_MOUNT_WAIT s; M_REFUSED_RC=N: exits N)
 #                             adding no mount on MNT; stderr in $T_TMP/err. A daemon
 #                             that mounts anyway is SIGKILLed at once and MNT lazily
@@ -80,10 +80,10 @@ m_get() { # m_get STORE KEY [NS]
 
 m_pid() { echo "${M_PIDS[$1]:-}"; }
 
-# Returns 0 once PID has exited (status in M_STATUS), 1 after 10 s.
+# Returns 0 once PID has exited (status in M_STATUS), 1 after the deadline.
 m_wait_gone() {
     local pid=$1 i
-    for ((i = 0; i < ${M_MOUNT_WAIT:-10} * 50; i++)); do
+    for ((i = 0; i < ${M_MOUNT_WAIT:-$T_WAIT_MIN} * 50; i++)); do
         if ! kill -0 "$pid" 2>/dev/null; then
             wait "$pid" 2>/dev/null; M_STATUS=$?; return 0
         fi
@@ -101,7 +101,7 @@ m_mount() { # m_mount STORE MNT [ARGS...]
     pid=$!
     M_PIDS[$mnt]=$pid
     t_on_exit "_m_cleanup '$mnt' $pid"
-    t_wait_until "${M_MOUNT_WAIT:-10}" _m_mounted_or_dead "$mnt" "$pid"
+    t_wait_until "${M_MOUNT_WAIT:-$T_WAIT_MIN}" _m_mounted_or_dead "$mnt" "$pid"
     if ! mountpoint -q "$mnt"; then
         echo "  offloadfs did not mount $mnt; log:"; sed 's/^/    /' "$mnt.log"
         return 1
@@ -149,7 +149,7 @@ m_refused() { # m_refused DESC MNT ARGS...
     "$M_FS" -f "$@" >"$T_TMP/err" 2>&1 &
     pid=$!
     t_on_exit "_m_hard_cleanup $pid '$mnt' $before"
-    t_wait_until "${M_MOUNT_WAIT:-10}" _m_exited_or_mounted "$pid" "$mnt" "$before"
+    t_wait_until "${M_MOUNT_WAIT:-$T_WAIT_MIN}" _m_exited_or_mounted "$pid" "$mnt" "$before"
     if kill -0 "$pid" 2>/dev/null; then
         t_not_ok "$desc"
         echo "  offloadfs did not exit: mounts on $mnt: $(m_mounts_at "$mnt") (were $before); killed it"
