@@ -23,7 +23,7 @@ static int put_in_child(struct ofs *fs, const char *key, const char *etag, const
                         const void *data, uint64_t len)
 {
     int status, rc = STORE_ELMDB;
-    pid_t pid = -1;
+    pid_t pid = -1, w;
     int *out = MAP_FAILED;
     if (fs->pin.held && fs->pin.files[0])
         out = mmap(NULL, sizeof *out, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -43,11 +43,11 @@ static int put_in_child(struct ofs *fs, const char *key, const char *etag, const
         }
         _exit(0);
     }
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
     /* Not its exit status: a tool (valgrind's leak check at exit) may set
      * that for a child that wrote its code. */
-    if (WIFEXITED(status))
+    if (w == pid && WIFEXITED(status))
         rc = *out;
     munmap(out, sizeof *out);
     return rc;

@@ -221,10 +221,6 @@ static int watch_poll(struct ofs *fs)
     return 0;
 }
 
-/* The thread: a poll every interval, and at once when a writer connects to
- * the wake-up socket, until told to stop or until lock.mdb changes.
- * Writers accepted before a poll are answered after it: the generation it
- * reached covers their commits (see wake.c). */
 /* Gives back the pages of data.mdb that reads, and copies written or
  * evicted, mapped since the last round (store_map_trim()): the daemon's
  * memory follows use. Only after such work: a trim makes the next lookups
@@ -240,6 +236,10 @@ static void watch_trim(struct ofs *fs)
     store_map_trim(fs->st);
 }
 
+/* The thread: a poll every interval, and at once when a writer connects to
+ * the wake-up socket, until told to stop or until lock.mdb changes.
+ * Writers accepted before a poll are answered after it: the generation it
+ * reached covers their commits (see wake.c). */
 static void *watch_main(void *arg)
 {
     struct ofs *fs = arg;
