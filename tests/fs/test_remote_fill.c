@@ -268,6 +268,20 @@ static int wait_fills_gone(struct fx *f, uint64_t want)
     return 0;
 }
 
+/* Waits (WAIT_MS at most) until a fetch has failed and the fill that met
+ * it has ended: ofs_fill_sweep() at the present time frees the failed
+ * fills no thread uses, until window_bytes is the lookup's window alone.
+ * 1 when it is. */
+static int wait_failed_fill_gone(struct fx *f)
+{
+    for (uint64_t end = common_clock_ms() + WAIT_MS; common_clock_ms() < end; sleep_ms(5)) {
+        ofs_fill_sweep(&f->fs, common_clock_ms());
+        if (count(&f->fs.count.fetch_errors) >= 1 && count(&f->fs.count.window_bytes) == OFS_RWIN_FIRST)
+            return 1;
+    }
+    return 0;
+}
+
 /* Whether the store holds any entry (a copy) under KEY. */
 static int stored(struct fx *f, const char *key)
 {
@@ -477,23 +491,23 @@ static void a_failing_remote_should_answer_eio_and_a_later_read_fill_again(void 
     free(data);
 }
 
-/* A failure only while the fill is under way: the read that meets it
- * answers EIO, and the next one a fill of its own, whole. */
-static void a_failure_during_a_fill_should_not_be_reused(void **state)
+/* A failure only while the fill is under way (FAULT acts once): the read
+ * that meets it answers EIO, and the next one a fill of its own, whole. */
+static void fail_once_during_a_fill(struct fx *f, const remote_mem_fault *fault)
 {
-    struct fx *f = *state;
     const size_t len = 5u * MIB;
     char *data = pattern(len, 9);
     int err;
     mem_put(f, "k", data, len);
     fuse_ino_t ino = lookup(f, "k");
-    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDENIED, .times = 1};
-    assert_int_equal(remote_mem_fault_add(f->m, &fault), 0);
-    /* The reading thread's GET is the first: it fails. */
+    assert_int_equal(remote_mem_fault_add(f->m, fault), 0);
     assert_int_equal(read_remote(f, ino, 4096, 0, &err), BY_FILL);
-    assert_true(err == EIO || err == 0); /* a helper may have met the fault first */
-    /* The fault has acted: every read after answers the bytes, from a new
-     * fill (or its copy, once kept), never the failed fill's error. */
+    assert_true(err == EIO || err == 0); /* EIO when its own GET met the fault */
+    /* A helper's GET may still be under way: wait until the fault has acted
+     * and the failed fill has ended (a sweep now drops failed fills, not
+     * idle ones). Every read after answers the bytes, from a new fill (or
+     * its copy, once kept), never the failed fill's error. */
+    assert_true(wait_failed_fill_gone(f));
     for (size_t i = 0; i < 3; i++) {
         enum by by = read_remote(f, ino, 4096, (off_t)(i * 2 * MIB + 7), &err);
         assert_true(by == BY_FILL || by == BY_COPY);
@@ -505,6 +519,21 @@ static void a_failure_during_a_fill_should_not_be_reused(void **state)
     assert_true(wait_fills_gone(f, OFS_RWIN_FIRST));
     assert_int_equal(count(&f->fs.count.cache_copies), 1);
     free(data);
+}
+
+/* The fill's first GET fails: most often the reading thread's own. */
+static void a_failure_during_a_fill_should_not_be_reused(void **state)
+{
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDENIED, .times = 1};
+    fail_once_during_a_fill(*state, &fault);
+}
+
+/* The fill's second GET fails late, most often a helper's, after the first
+ * read was answered: the race the wait above closes. */
+static void a_late_failure_during_a_fill_should_not_be_reused(void **state)
+{
+    remote_mem_fault fault = {.op = REMOTE_MEM_GET, .err = REMOTE_EDENIED, .skip = 1, .times = 1, .delay_ms = 300};
+    fail_once_during_a_fill(*state, &fault);
 }
 
 /* Once its copy is kept, a fill is unmapped at its last use, with no
@@ -559,6 +588,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_failing_remote_should_answer_eio_and_a_later_read_fill_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_failure_during_a_fill_should_not_be_reused, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_late_failure_during_a_fill_should_not_be_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_kept_fill_should_be_unmapped_at_its_last_use, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
