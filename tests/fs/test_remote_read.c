@@ -590,9 +590,11 @@ static void *race_lookup(void *arg)
 }
 
 /* The first request's hook: holds it until every racer has started (10 s
- * at most), then 100 ms more for the last to reach the lookup. However
- * slowly the threads start (valgrind on a busy machine took over 0.5 s),
- * they all find the request under way, or its answer cached. */
+ * at most), then 1 s more for the last to reach the lookup (a thread
+ * descheduled between its count and its lookup, as under valgrind on a busy
+ * machine). However slowly the threads start (valgrind on a busy machine
+ * took over 0.5 s), they all find the request under way, or its answer
+ * cached. */
 static int hold_until_all_started(void *arg, remote_mem_op op, const char *name)
 {
     atomic_int *started = arg;
@@ -600,7 +602,7 @@ static int hold_until_all_started(void *arg, remote_mem_op op, const char *name)
     (void)name;
     for (int i = 0; i < 10000 && atomic_load(started) < 8; i++)
         nanosleep(&(struct timespec){0, 1000000L}, NULL);
-    nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    nanosleep(&(struct timespec){1, 0}, NULL);
     return 0;
 }
 
