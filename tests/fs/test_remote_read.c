@@ -553,16 +553,20 @@ static void missing_name_should_be_asked_again_after_the_miss_time_only(void **s
 {
     struct fx *f = *state;
     store_entry e;
-    uint64_t left = 0;
+    uint64_t left = 0, t0 = common_clock_ms();
     assert_int_equal(ofs_lookup_name(&f->fs, "later", &e, &left), ENOENT);
     assert_true(left > 0 && left <= OFS_REMOTE_MISS_MS);
     uint64_t asked = count(&f->fs.count.fetches);
     assert_int_equal(asked, 1);
-    /* A burst: answered from the miss, no request. */
+    /* A burst: answered from the miss, at most one request per miss time
+     * since the first (none when all is quicker, as it is but on a stalled
+     * machine). */
     for (int i = 0; i < 50; i++)
         assert_int_equal(ofs_lookup_name(&f->fs, "later", &e, &left), ENOENT);
     assert_true(left <= OFS_REMOTE_MISS_MS);
-    assert_int_equal(count(&f->fs.count.fetches), asked);
+    uint64_t took = common_clock_ms() - t0;
+    asked = count(&f->fs.count.fetches);
+    assert_true(asked <= 1 + took / OFS_REMOTE_MISS_MS);
     mem_put(f, "later", "now here", 8);
     /* Past the miss time the remote is asked again, and the name is found. */
     struct timespec ts = {0, (long)(OFS_REMOTE_MISS_MS + 20) * 1000000L};
