@@ -204,10 +204,10 @@ void ofs_reply_read_err(struct ofs *fs, fuse_req_t req, int err)
     fuse_reply_err(req, err);
 }
 
-int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
-                 char *buf)
+int ofs_window_fetch_to(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+                        tier_sink_fn sink, void *arg)
 {
-    common_fixbuf f = {buf, 0, len};
+    uint64_t got = 0;
     if (!c)
         return ENOMEM;
     if (!o->etag[0]) { /* lookup.c makes no inode without one: never a mix */
@@ -215,14 +215,21 @@ int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, u
         return EIO;
     }
     uint64_t start = common_clock_ns();
-    int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, common_fixbuf_sink, &f, NULL);
-    int err = rc == 0 && f.len != len ? ENODATA : ofs_errno(rc); /* shorter than it was: gone */
+    int rc = tier_read_version(fs->tier, c, fs->ns, o->key, o->etag, off, len, sink, arg, &got);
+    int err = rc == 0 && got != len ? ENODATA : ofs_errno(rc); /* shorter than it was: gone */
     ofs_fetch_done(&fs->count, start, err != 0 && err != ENODATA);
-    ofs_count(&fs->count.fetch_bytes, f.len);
+    ofs_count(&fs->count.fetch_bytes, got);
     if (err == ENODATA || err == ENOMEM || err == 0)
         return err; /* ENODATA: this version is gone from the remote */
     fuse_log(FUSE_LOG_ERR, "offloadfs: remote read of '%s': %s\n", o->key, ofs_conn_why(c, rc));
     return EIO; /* whatever errno the remote's failure carried */
+}
+
+int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+                     char *buf)
+{
+    common_fixbuf f = {buf, 0, len};
+    return ofs_window_fetch_to(fs, c, o, off, len, common_fixbuf_sink, &f);
 }
 
 /* All windows busy: one GET just for this read. */

@@ -73,6 +73,11 @@ void ofs_window_read(struct ofs *fs, tier_conn *c, fuse_req_t req, const struct 
 int ofs_window_fetch(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
                      char *buf);
 
+/* The same, the bytes given to SINK(ARG) as they come (a SINK that fails
+ * ends the fetch with EIO). Used by the fills, which write to a file. */
+int ofs_window_fetch_to(struct ofs *fs, tier_conn *c, const struct ofs_object *o, uint64_t off, size_t len,
+                        tier_sink_fn sink, void *arg);
+
 /* Answers read request REQ with the SIZE bytes at BUF, counted as ops.c
  * counts a local read (reads, read_bytes); or with ERR, counting ENODATA
  * as an evicted read. */

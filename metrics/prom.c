@@ -143,9 +143,9 @@ int prom_remote_write(FILE *f, const prom_remote_figures *r, const char *ns)
         "Remote results fetched whole by the mount (then kept as cached copies when the "
         "store takes them).", "namespace", ns, r->cache_misses);
     one(f, "offloadfs_remote_window_bytes", "gauge",
-        "Memory the mount's read-ahead windows and whole fetches of remote results hold "
-        "now (the pages their fetches filled); 0 once no read has used them for 2 s, or "
-        "once the store holds the result.",
+        "Bytes the mount's read-ahead windows (memory) and whole fetches of remote results "
+        "(unnamed files) hold now, as their fetches filled them; 0 once no read has used "
+        "them for 2 s, or once the store holds the result.",
         "namespace", ns, r->window_bytes);
     return prom_histogram_write(f, "offloadfs_remote_fetch_seconds",
                                 "How long each fetch took, retries included, failed ones too.",

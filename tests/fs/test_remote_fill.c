@@ -373,6 +373,56 @@ static void sequential_reads_should_fetch_the_result_once(void **state)
     free(data);
 }
 
+/* What the test's thread had replied when the remote was asked again. */
+struct seen {
+    const char *want;  /* the bytes the read asked for */
+    size_t len;
+    int replies;       /* rep.replies then */
+    int same;          /* rep held WANT then */
+};
+
+static int see_replies(void *arg, remote_mem_op op, const char *name)
+{
+    struct seen *s = arg;
+    (void)op;
+    (void)name;
+    s->replies = rep.replies;
+    s->same = rep.err == 0 && rep.len == s->len && memcmp(rep.buf, s->want, s->len) == 0;
+    return 0;
+}
+
+static void a_read_should_be_answered_before_the_rest_of_its_chunk(void **state)
+{
+    struct fx *f = *state;
+    const size_t len = MIB, piece = 4096; /* one chunk: no helper, the reader fetches it */
+    char *data = pattern(len, 12);
+    int err;
+    mem_put(f, "head", data, len);
+    fuse_ino_t ino = lookup(f, "head");
+    /* The chunk's GET breaks after 256 KiB; its retry (which fetches the
+     * rest) looks at what the read was answered by then. */
+    struct seen seen = {data, piece, -1, 0};
+    remote_mem_fault cut = {.op = REMOTE_MEM_GET, .times = 1, .cut = 256u << 10};
+    remote_mem_fault look = {.op = REMOTE_MEM_GET, .skip = 1, .times = 1, .hook = see_replies, .hook_arg = &seen};
+    assert_int_equal(remote_mem_fault_add(f->m, &cut), 0);
+    assert_int_equal(remote_mem_fault_add(f->m, &look), 0);
+    int before = rep.replies;
+    assert_int_equal(read_remote(f, ino, piece, 0, &err), BY_FILL);
+    assert_int_equal(seen.replies, before + 1); /* answered while the chunk was still coming */
+    assert_true(seen.same);
+    assert_int_equal(err, 0);
+    assert_memory_equal(rep.buf, data, piece);
+    /* The chunk came whole all the same: the copy holds every byte. */
+    assert_true(wait_copy(f, ino));
+    void *all = NULL;
+    size_t all_len = 0;
+    assert_int_equal(store_get(f->fs.st, NS, "head", &all, &all_len, NULL, NULL), 0);
+    assert_int_equal(all_len, len);
+    assert_memory_equal(all, data, len);
+    free(all);
+    free(data);
+}
+
 static void a_mount_that_keeps_no_copies_should_read_through_the_windows(void **state)
 {
     struct fx *f = *state;
@@ -577,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(random_reads_should_fetch_the_result_once_and_keep_a_copy, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(sequential_reads_should_fetch_the_result_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_read_should_be_answered_before_the_rest_of_its_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(a_mount_that_keeps_no_copies_should_read_through_the_windows, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_result_the_store_would_not_keep_should_read_through_the_windows,
