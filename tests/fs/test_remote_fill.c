@@ -282,6 +282,17 @@ static int wait_failed_fill_gone(struct fx *f)
     return 0;
 }
 
+/* Asserts that the store's result KEY is the LEN bytes at DATA. */
+static void assert_stored(struct fx *f, const char *key, const char *data, size_t len)
+{
+    void *all = NULL;
+    size_t all_len = 0;
+    assert_int_equal(store_get(f->fs.st, NS, key, &all, &all_len, NULL, NULL), 0);
+    assert_int_equal(all_len, len);
+    assert_memory_equal(all, data, len);
+    free(all);
+}
+
 /* Whether the store holds any entry (a copy) under KEY. */
 static int stored(struct fx *f, const char *key)
 {
@@ -327,12 +338,7 @@ static void random_reads_should_fetch_the_result_once_and_keep_a_copy(void **sta
     assert_int_equal(e.size, len);
     assert_int_equal(store_cached(f->fs.st, e.version, etag, sizeof etag), 1);
     assert_string_equal(etag, o.etag);
-    void *all = NULL;
-    size_t all_len = 0;
-    assert_int_equal(store_get(f->fs.st, NS, "big", &all, &all_len, NULL, NULL), 0);
-    assert_int_equal(all_len, len);
-    assert_memory_equal(all, data, len);
-    free(all);
+    assert_stored(f, "big", data, len);
     assert_int_equal(count(&f->fs.count.cache_misses), 1);
     assert_int_equal(count(&f->fs.count.cache_copies), 1);
     /* A later read goes to the copy: no new request. */
@@ -414,12 +420,7 @@ static void a_read_should_be_answered_before_the_rest_of_its_chunk(void **state)
     assert_memory_equal(rep.buf, data, piece);
     /* The chunk came whole all the same: the copy holds every byte. */
     assert_true(wait_copy(f, ino));
-    void *all = NULL;
-    size_t all_len = 0;
-    assert_int_equal(store_get(f->fs.st, NS, "head", &all, &all_len, NULL, NULL), 0);
-    assert_int_equal(all_len, len);
-    assert_memory_equal(all, data, len);
-    free(all);
+    assert_stored(f, "head", data, len);
     free(data);
 }
 
