@@ -2,9 +2,10 @@
 # Remote results read whole and kept (fs/fill.h, fs/keep.h), against the
 # real radosgw tests/run.sh started: store A writes through the remote, B's
 # daemon (metrics on) reads from the remote alone.
-#   2,000 random 4 KiB preads of a 24 MiB result: every piece exact, and
-#   the bytes fetched (offloadfs_remote_fetch_bytes_total) at most 1.2x the
-#   result; B then holds it as a cached copy (stats, stat "where: cached
+#   2,000 random 4 KiB preads of a 24 MiB result: every piece exact, the
+#   daemon's RssAnon under 16 MiB all along (the fetched bytes are in a
+#   file, not its memory), and the bytes fetched
+#   (offloadfs_remote_fetch_bytes_total) at most 1.2x the result; B then holds it as a cached copy (stats, stat "where: cached
 #   here", the metrics' gauges and one miss); read again (O_DIRECT: every
 #   piece reaches the daemon) it is served by the copy: exact, no byte
 #   fetched, hits counted; the daemon then maps under 4 MiB of data.mdb, and
@@ -55,19 +56,31 @@ bstats() { $AL --store "$B" --json stats | python3 -c 'import json,sys; j=json.l
 cat >"$T_TMP/preads.py" <<'PY'
 import os, random, sys
 path, src, n = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3])
+pid = sys.argv[4] if len(sys.argv) > 4 else None  # the daemon: its RssAnon, most seen
 rnd = random.Random(7)
 fd = os.open(path, os.O_RDONLY)
-bad = 0
-for _ in range(n):
+bad = most = 0
+for i in range(n):
     off = rnd.randrange(0, len(src) - 4096)
     if os.pread(fd, 4096, off) != src[off:off + 4096]:
         bad += 1
+    if pid and i % 10 == 0:
+        with open("/proc/%s/status" % pid) as st:
+            most = max([most] + [int(l.split()[1]) for l in st if l.startswith("RssAnon:")])
 os.close(fd)
 print("bad", bad)
+if pid:
+    print(most, file=sys.stderr)
 PY
 f0=$(fetched)
+PID=$(m_pid "$M")
 t_eq "2,000 random 4 KiB preads of 24 MiB: every piece exact" \
-    "$(timeout 600 python3 "$T_TMP/preads.py" "$M/rand" "$T_TMP/rand" 2000)" "bad 0"
+    "$(timeout 600 python3 "$T_TMP/preads.py" "$M/rand" "$T_TMP/rand" 2000 "$PID" 2>"$T_TMP/most")" "bad 0"
+echo "# B's daemon during the reads: RssAnon at most $(cat "$T_TMP/most") KiB"
+if [ -z "${OFFLOADFS_VALGRIND:-}" ] && ! ldd "$T_BUILD/offloadfs" | grep -q libasan; then
+    t_check "  the daemon's own memory (RssAnon) stayed under 16 MiB meanwhile (the fill is a file)" \
+        test "$(cat "$T_TMP/most")" -lt $((16 * 1024))
+fi
 f1=$(fetched)
 echo "# fetched for the random reads: $((f1 - f0)) bytes of $((24 * MIB))"
 t_check "  fetched at most 1.2x the result" test $((f1 - f0)) -le $((24 * MIB * 12 / 10))
@@ -90,7 +103,6 @@ t_eq "  served by the copy: no byte fetched" "$(fetched)" "$f0"
 t_check "  hits counted" test "$(metric offloadfs_cache_hits_total)" -gt "$h0"
 
 # ---- memory that follows use ------------------------------------------------
-PID=$(m_pid "$M")
 db_kib() { # resident KiB of the daemon's mapping of data.mdb
     awk '/^[0-9a-f]+-[0-9a-f]+ /{f = ($6 ~ /data\.mdb$/)} f && /^Rss:/{s += $2} END{print s + 0}' \
         /proc/"$PID"/smaps
