@@ -1,14 +1,14 @@
 /* fill.c -- remote results fetched whole, then kept (fill.h).
  *
  * A fill is one result version being fetched, or fetched, into one
- * unnamed file (fill_file()), in chunks of OFS_FILL_CHUNK bytes. Each chunk is
- * NONE, FETCHING (with how many of its first bytes are in the file) or
- * DONE. A read takes the chunks under it that no one fetches yet and
- * fetches them itself, answering the read from within the fetch as soon as
- * its bytes are in (file_sink_put()), else waits for the bytes of its range
- * the others fetch; the fill's helper threads (up to OFS_FILL_FETCHERS - 1, started
- * with it, each on a connection of its own) take the other chunks in
- * order from where the last read ended, so a sequential reader finds its
+ * unnamed file (fill_file()), in chunks of OFS_FILL_CHUNK bytes. Each
+ * chunk is NONE, FETCHING (with how many of its first bytes are in the
+ * file) or DONE. A read takes the chunks under it that no one fetches yet
+ * and fetches them itself, answering the read from within the fetch as
+ * soon as its bytes are in (file_sink_put()), else waits for the bytes of
+ * its range the others fetch; the fill's helper threads (up to
+ * OFS_FILL_FETCHERS - 1, started with it, each on a connection of its
+ * own) take the other chunks in order from where the last read ended, so a sequential reader finds its
  * next chunks fetched or on their way. Whoever finishes the last chunk
  * keeps the copy (keep.c) once it no longer holds a reader up, and the
  * last use of a fill whose copy is kept closes it: reads go to the copy.
