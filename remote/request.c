@@ -343,6 +343,7 @@ static void attempt_setup(remote_conn *c, rq *q, att *a, const char *url, struct
     set(e, CURLOPT_LOW_SPEED_TIME, (long)o->stall_s);
     set(e, CURLOPT_PROTOCOLS_STR, "http,https");
     set(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 200L);
+    set(e, CURLOPT_BUFFERSIZE, REMOTE_RECV_BUF);
     set(e, CURLOPT_WRITEFUNCTION, on_body);
     set(e, CURLOPT_WRITEDATA, a);
     set(e, CURLOPT_HEADERFUNCTION, on_header);
