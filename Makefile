@@ -278,29 +278,36 @@ check-faults: deps
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on top of the corpus
 # committed under tests/fuzz/corpus/NAME; new inputs go to a scratch dir.
-# FUZZ_SEED fixes the mutations, so a run repeats (0: a random seed).
+# FUZZ_SEED fixes the mutations, so a run repeats (0: a random seed). The
+# sources under test are compiled once for all targets (fuzzer-no-link:
+# instrumented, no main), and the targets run side by side under make -j
+# (fuzz-run-NAME: each is one process on one core).
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
-# fuzz_mcp alone also takes the proxy's sources.
-$(B)/fuzz/fuzz_mcp: FUZZ_MCP_SRC := $(MCP_SRC)
-$(B)/fuzz/fuzz_mcp: $(MCP_SRC)
-$(B)/fuzz/%: tests/fuzz/%.c $(STORE_SRC) $(COMMON_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC)
+FUZZ_RUN := $(FUZZ_SRC:tests/fuzz/%.c=fuzz-run-%)
+FUZZ_CFLAGS := -g -O1 -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. $(shell pkg-config --cflags libcjson)
+FUZZ_SAN := address,undefined
+FUZZ_OBJ := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(STORE_SRC) $(COMMON_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC))
+$(B)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. \
-	  $(shell pkg-config --cflags libcjson) -o $@ $< $(STORE_SRC) $(COMMON_SRC) $(AL_LIB_SRC) $(TIER_SRC) $(REMOTE_SRC) $(FUZZ_MCP_SRC) \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -MMD -MP -c $< -o $@
+# fuzz_mcp alone also takes the proxy's sources.
+$(B)/fuzz/fuzz_mcp: $(MCP_SRC:%.c=$(B)/fuzz/obj/%.o)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< $(filter %.o,$^) \
 	  -lcjson $(REQ_LIBS_DL) -llmdb -lzstd -lpthread
-fuzz: $(FUZZ_BIN)
-	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
-	  rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
+.PHONY: $(FUZZ_RUN)
+fuzz: $(FUZZ_RUN)
+$(FUZZ_RUN): fuzz-run-%: $(B)/fuzz/%
+	@n=$*; rm -rf $(B)/fuzz/new-$$n; mkdir -p tests/fuzz/corpus/$$n $(B)/fuzz/new-$$n; \
 	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
 	  d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-	  $$f -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $$d $(B)/fuzz/new-$$n \
+	  $< -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $$d $(B)/fuzz/new-$$n \
 	    tests/fuzz/corpus/$$n 2>$(B)/fuzz/$$n.log || { tail -40 $(B)/fuzz/$$n.log; exit 1; }; \
-	  grep -E 'stat::number_of_executed_units|stat::peak_rss' $(B)/fuzz/$$n.log; \
-	done
+	  grep -E 'stat::number_of_executed_units|stat::peak_rss' $(B)/fuzz/$$n.log | sed "s/^/$$n: /"
 
 # ---- install ---------------------------------------------------------------
 # Nothing under DESTDIR is ever written into an installed file: the pc file
@@ -378,4 +385,4 @@ endif
 clean:
 	rm -rf $(B) build-asan build-tsan
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/fuzz/obj -name '*.d' 2>/dev/null)
