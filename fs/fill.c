@@ -8,10 +8,11 @@
  * soon as its bytes are in (file_sink_put()), else waits for the bytes of
  * its range the others fetch; the fill's helper threads (up to
  * OFS_FILL_FETCHERS - 1, started with it, each on a connection of its
- * own) take the other chunks in order from where the last read ended, so a sequential reader finds its
- * next chunks fetched or on their way. Whoever finishes the last chunk
- * keeps the copy (keep.c) once it no longer holds a reader up, and the
- * last use of a fill whose copy is kept closes it: reads go to the copy.
+ * own) take the other chunks in order from where the last read ended, so
+ * a sequential reader finds its next chunks fetched or on their way.
+ * Whoever finishes the last chunk keeps the copy (keep.c) once it no
+ * longer holds a reader up, and the last use of a fill whose copy is kept
+ * closes it: reads go to the copy.
  *
  * Lifetime: a fill's file is closed only with the lock held, no user (a
  * reader copying out, a thread fetching or keeping: f->users) and no

@@ -1,7 +1,8 @@
 /* window.h -- reads of remote results through read-ahead windows
  * (window.c). Used by main.c, ops.c (the reads), lookup.c (the first
- * bytes a lookup brings) and watch.c (the sweep of idle windows). It takes the object it reads -- key, version,
- * length -- and a connection from its caller, and never calls the lookups.
+ * bytes a lookup brings), fill.c (its fetches) and watch.c (the sweep of
+ * idle windows). It takes the object it reads -- key, version, length --
+ * and a connection from its caller, and never calls the lookups.
  *
  * OFS_RWIN_COUNT buffers of at most OFS_RWIN_MAX bytes each, shared by the
  * mount. A read not covered by a window fetches one (a ranged GET of that
