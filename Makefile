@@ -286,7 +286,6 @@ FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_RUN := $(FUZZ_SRC:tests/fuzz/%.c=fuzz-run-%)
 FUZZ_CFLAGS := -g -O1 -D_GNU_SOURCE -DOFFLOADFS_VERSION='"$(VERSION)"' -I. $(shell pkg-config --cflags libcjson)
 FUZZ_SAN := address,undefined
