@@ -64,8 +64,10 @@ count() { # count LOGFILE KIND SUITE RC
 # they ended in. Every suite uses its own scratch directory, mountpoints,
 # ports and user names; a suite that changes something machine-wide (make,
 # an install, the default mountpoint) says "# run.sh: alone" and runs with no
-# other suite beside it.
+# other suite beside it. Those run last, one after another: each would
+# otherwise first wait for every suite running to end, with cores idle.
 jobs_max=${OFFLOADFS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
+alone_later=() alone_now=
 declare -A job_suite=() job_kind=() job_log=() job_start=()
 
 reap() { # reap : wait for one running suite to end and report it
@@ -87,6 +89,7 @@ run_suite() { # run_suite KIND PATH CMD...
     [ "$filter" = unit ] && [ "$kind" != cmocka ] && return 0
     local log="$logdir/$(echo "$suite" | tr / _).log" alone=
     [ "$kind" = sh ] && grep -q '^# run.sh: alone' "$suite" && alone=1
+    if [ -n "$alone" ] && [ -z "$alone_now" ]; then alone_later+=("$suite"); return 0; fi
     [ -n "$alone" ] && drain
     while [ ${#job_suite[@]} -ge "$jobs_max" ]; do reap; done
     timeout 1200 "$@" >"$log" 2>&1 </dev/null &
@@ -175,6 +178,8 @@ for t in tests/*/test_*.py; do
         run_suite py "$t" python3 -m unittest -v "$t"
     fi
 done
+alone_now=1
+for t in "${alone_later[@]}"; do run_suite sh "$t" bash "$t"; done
 drain
 
 echo
