@@ -65,8 +65,9 @@ struct remote_conn {
 /* libcurl's receive buffer (CURLOPT_BUFFERSIZE; its default is 16 KiB).
  * Each buffer's worth of a body is one recv() and one call of the sink,
  * which for a fill is one pwrite() and one wake of the readers waiting: at
- * 256 KiB a 64 MiB fetch costs the daemon about a sixth less CPU. A
- * handle's buffer is touched only as far as a recv() fills it. */
+ * 256 KiB a 64 MiB fetch costs the daemon about a sixth less CPU. Each
+ * connection keeps its buffer until it is freed: about 2 MiB more RSS over
+ * the daemon's threads in the s3fs bench (doc/benchmark.md). */
 #define REMOTE_RECV_BUF (256L * 1024)
 
 /* ---- the request and what answer.c reads into it -------------------- */
